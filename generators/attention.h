@@ -1,0 +1,118 @@
+// The generic fused attention algorithm. A variant is a declaration (AttentionDeclaration), not
+// a new kernel: its score terms and q/k transforms are plugged into one algorithm that keeps an
+// online softmax over key blocks, so the Lq × Lk score matrix is never stored.
+//
+//   logit(i, j) = scale · (q'_i · k'_j) + Σ biases(i, j)      q' = transform_q(q), k' = transform_k(k)
+//   visible(i, j) = j < key_lengths[b]  ∧  (¬causal ∨ j ≤ i + Lk − Lq)     (SPEC §0, bottom-right)
+//   out_i = Σ_j softmax_j(logit) v_j over visible j; a row with no visible key is exactly 0.
+//
+// Keys are processed in blocks of `key_block`. Each block yields its own max m_r, sum of
+// exponentials l_r and weighted values o_r; the running state (num, den, m) is merged with them:
+//   m' = max(m, m_r),  num' = num·e^(m−m') + o_r·e^(m_r−m'),  den' = den·e^(m−m') + l_r·e^(m_r−m').
+// The key block is the one tiling decision the algorithm itself must know, so the schedule
+// supplies it.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "Halide.h"
+
+namespace posattn {
+
+// Where one logit lives: query row i of q, key j, q head h (k/v head h / group), batch b.
+struct ScoreSite {
+    Halide::Expr query, key, head, batch;
+    Halide::Expr query_position;  // absolute position of query i: i + Lk − Lq
+};
+
+// What a variant is. The plain declaration is empty.
+struct AttentionDeclaration {
+    // Added to the logit after scaling, unscaled (ALiBi, T5 buckets).
+    std::vector<std::function<Halide::Expr(const ScoreSite &)>> logit_biases;
+    // Applied to q(d, i, h, b) and k(d, j, h, b) before the dot product (RoPE); identity if unset.
+    std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
+};
+
+inline AttentionDeclaration attention_declaration(const std::string &variant) {
+    if (variant == "plain") return {};
+    throw Halide::CompileError("posattn: unknown attention variant '" + variant + "' (known: plain)");
+}
+
+// The Funcs and Vars a schedule needs.
+struct AttentionStages {
+    Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
+    Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
+    Halide::RDom blocks, block_keys, channels;
+    int key_block;
+};
+
+// q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch).
+inline AttentionStages define_attention(const AttentionDeclaration &decl, int key_block,
+                                        Halide::Func q, Halide::Func k, Halide::Func v,
+                                        Halide::Expr D, Halide::Expr Lq, Halide::Expr Lk,
+                                        Halide::Expr group, Halide::Func key_lengths,
+                                        Halide::Expr scale, Halide::Expr causal) {
+    using namespace Halide;
+    AttentionStages st;
+    st.key_block = key_block;
+    st.out = Func("out_tile");
+    st.state = Func("state");
+    st.block_out = Func("block_out");
+    st.block_sum = Func("block_sum");
+    st.block_max = Func("block_max");
+    st.prob = Func("prob");
+    st.logit = Func("logit");
+    st.score = Func("score");
+    st.q_rows = Func("q_rows");
+    Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b, r("r");
+
+    Func qt = decl.transform_q ? decl.transform_q(q) : q;
+    Func kt = decl.transform_k ? decl.transform_k(k) : k;
+    // Rows past Lq (in a partial query tile) and keys past Lk (in the last key block) read a
+    // clamped row; those results are masked or never stored.
+    st.q_rows(i, d, h, b) = qt(d, clamp(i, 0, Lq - 1), h, b);
+    auto key_row = [&](Expr j) { return clamp(j, 0, Lk - 1); };
+
+    const float lowest = std::numeric_limits<float>::lowest();
+    st.channels = RDom(0, D, "channel");
+    st.block_keys = RDom(0, key_block, "block_key");
+    st.blocks = RDom(0, (Lk + key_block - 1) / key_block, "key_block");
+
+    // Scores of one (query, key) block: score(i, jj, r, h, b) for key j = r·key_block + jj.
+    Expr j = r * key_block + jj;
+    st.score(i, jj, r, h, b) = 0.0f;
+    st.score(i, jj, r, h, b) += st.q_rows(i, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
+
+    ScoreSite site{i, j, h, b, i + (Lk - Lq)};
+    Expr logit = st.score(i, jj, r, h, b) * scale;
+    for (const auto &bias : decl.logit_biases) logit += bias(site);
+    Expr visible = j < key_lengths(b) && (!causal || j <= site.query_position);
+    st.logit(i, jj, r, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
+
+    // Per-block softmax statistics. The max is floored at the lowest finite float so that a
+    // fully masked block gives exp(−inf − lowest) = 0 instead of NaN.
+    Expr kb = st.block_keys;
+    st.block_max(i, r, h, b) = max(maximum(st.logit(i, kb, r, h, b)), lowest);
+    st.prob(i, jj, r, h, b) = exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
+    st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
+    st.block_out(d, i, r, h, b) = 0.0f;
+    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * v(d, key_row(r * key_block + kb), h / group, b);
+
+    // Online merge over key blocks: (numerator, denominator, running max).
+    Expr rb = st.blocks;
+    st.state(d, i, h, b) = Tuple(0.0f, 0.0f, lowest);
+    Expr m_old = st.state(d, i, h, b)[2];
+    Expr m_blk = st.block_max(i, rb, h, b);
+    Expr m_new = max(m_old, m_blk);
+    Expr keep = exp(m_old - m_new), take = exp(m_blk - m_new);
+    st.state(d, i, h, b) = Tuple(st.state(d, i, h, b)[0] * keep + st.block_out(d, i, rb, h, b) * take,
+                                 st.state(d, i, h, b)[1] * keep + st.block_sum(i, rb, h, b) * take,
+                                 m_new);
+    Expr den = st.state(d, i, h, b)[1];
+    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, i, h, b)[0] / den, 0.0f);
+    return st;
+}
+
+}  // namespace posattn

@@ -1,0 +1,56 @@
+// Fused scaled-dot-product attention: one generator for every declared variant
+// (generators/attention.h). q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] with any
+// strides of the outer dimensions; Hq a multiple of Hkv (GQA/MQA); per-batch key lengths.
+#include "Halide.h"
+#include "attention.h"
+#include "schedules/attention.h"
+
+namespace posattn {
+
+using namespace Halide;
+
+class Attention : public Generator<Attention> {
+public:
+    GeneratorParam<std::string> variant{"variant", "plain"};
+    GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+
+    Input<Buffer<float, 4>> q{"q"};
+    Input<Buffer<float, 4>> k{"k"};
+    Input<Buffer<float, 4>> v{"v"};
+    Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};  // [B]; keys j ≥ key_lengths[b] are masked
+    Input<float> scale{"scale"};
+    Input<bool> causal{"causal"};
+    Output<Buffer<float, 4>> out{"out"};  // [B, Hq, Lq, Dv]
+
+    void generate() {
+        Expr D = q.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
+        Expr group = q.dim(2).extent() / k.dim(2).extent();
+        int key_block = attention_key_block(get_target(), schedule_params);
+        stages = define_attention(attention_declaration(variant), key_block, q, k, v, D, Lq, Lk, group,
+                                  key_lengths, scale, causal);
+        out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
+
+        // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
+        for (int dim = 0; dim < 4; dim++) out.dim(dim).set_min(0);
+
+        q.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+        k.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+        v.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+        key_lengths.set_estimates({{0, 1}});
+        scale.set_estimate(0.125f);
+        causal.set_estimate(false);
+        out.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+    }
+
+    void schedule() {
+        if (using_autoscheduler()) return;
+        schedule_attention(get_target(), schedule_params, stages, out);
+    }
+
+private:
+    AttentionStages stages;
+};
+
+}  // namespace posattn
+
+HALIDE_REGISTER_GENERATOR(posattn::Attention, attention)

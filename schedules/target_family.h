@@ -1,0 +1,16 @@
+// The one place that decides which target family's schedule applies to a Halide target.
+// Each family has a folder schedules/<family>/ with the same file names.
+#pragma once
+
+#include "Halide.h"
+
+namespace posattn {
+
+enum class TargetFamily { x86 };
+
+inline TargetFamily target_family(const Halide::Target &target) {
+    if (target.arch == Halide::Target::X86 && !target.has_gpu_feature()) return TargetFamily::x86;
+    throw Halide::CompileError(std::string("posattn: no schedule for target ") + target.to_string() + " (schedules exist for: x86)");
+}
+
+}  // namespace posattn

@@ -1,0 +1,89 @@
+// x86 schedule of the generic fused attention (generators/attention.h).
+//
+// Per parallel task: one query tile of one (head, batch). q is transposed once per tile so that
+// q·k vectorizes over query rows; for each key block the scores live in a register tile
+// (query rows × `score_keys` keys), the softmax statistics in small buffers, and p·v in a
+// register tile (`value_rows` rows × one vector of channels) that is merged into the running state.
+#pragma once
+
+#include "Halide.h"
+#include "generators/attention.h"
+
+namespace posattn::x86 {
+
+struct AttentionParams {
+    int vector_width = 16;  // float32 lanes (AVX-512)
+    int query_tile = 32;    // query rows per task; a multiple of vector_width
+    int key_block = 128;    // keys per online-softmax block
+    int score_keys = 8;     // keys per q·k register tile
+    int value_rows = 8;     // query rows per p·v register tile
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("vector_width", vector_width);
+        visit("query_tile", query_tile);
+        visit("key_block", key_block);
+        visit("score_keys", score_keys);
+        visit("value_rows", value_rows);
+    }
+};
+
+inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
+    using namespace Halide;
+    Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b;
+    Var qo("qo"), qi("qi"), task("task"), io("io"), ii("ii"), jo("jo"), ji("ji"), dv("dv"), dvo("dvo");
+    RVar rb = st.blocks.x;
+
+    out.split(i, qo, qi, p.query_tile, TailStrategy::GuardWithIf)
+        .reorder(d, qi, qo, h, b)
+        .fuse(qo, h, task)
+        .fuse(task, b, task)
+        .parallel(task)
+        .vectorize(d, p.vector_width, TailStrategy::GuardWithIf);
+
+    // Every per-tile stage covers the whole query tile, also in a partial last tile (whose extra
+    // rows read clamped q rows and are never stored), so register tiles have constant shapes.
+    for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
+
+    st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+
+    st.state.compute_at(out, task).vectorize(d, p.vector_width, TailStrategy::RoundUp);
+    st.state.update()
+        .split(d, dvo, dv, p.vector_width, TailStrategy::RoundUp)
+        .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
+        .reorder(dv, ii, dvo, io, rb)
+        .vectorize(dv)
+        .unroll(ii);
+
+    // p·v for one register tile of (channels × rows), accumulated over the keys of the block.
+    st.block_out.compute_at(st.state, dvo).vectorize(d).unroll(i);
+    st.block_out.update().reorder(d, i, st.block_keys.x).vectorize(d).unroll(i);
+
+    // Softmax statistics of the current key block, vectorized over query rows.
+    st.block_max.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    st.block_sum.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    st.prob.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+
+    // Masked, scaled scores of the block, computed by register tiles of q·k.
+    st.logit.compute_at(st.state, rb)
+        .split(jj, jo, ji, p.score_keys, TailStrategy::RoundUp)
+        .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
+        .reorder(ii, io, ji, jo)
+        .vectorize(ii)
+        .unroll(io)
+        .unroll(ji);
+    st.score.compute_at(st.logit, jo)
+        .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
+        .reorder(ii, io, jj)
+        .vectorize(ii)
+        .unroll(io)
+        .unroll(jj);
+    st.score.update()
+        .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
+        .reorder(ii, io, jj, st.channels.x)
+        .vectorize(ii)
+        .unroll(io)
+        .unroll(jj);
+}
+
+}  // namespace posattn::x86

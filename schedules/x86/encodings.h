@@ -1,0 +1,35 @@
+// x86 schedule of the elementwise encodings (sinusoidal, learned; table and fused "x + PE").
+// Memory-bound: rows in parallel, channels in full vectors, the per-column tables hoisted.
+// Measured (2 threads, AVX-512, fused sinusoid [8, 8192, 1024]): see README "Benchmarks".
+#pragma once
+
+#include "Halide.h"
+
+namespace posattn::x86 {
+
+struct EncodingParams {
+    int vector_width = 16;    // float32 lanes per vector (AVX-512)
+    int rows_per_task = 16;   // (batch, position) rows per parallel task
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("vector_width", vector_width);
+        visit("rows_per_task", rows_per_task);
+    }
+};
+
+// out(c, s, b): channels c, positions s, batch b. Column tables (per-channel frequencies or
+// quadrants) are computed once per call.
+inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
+                              const EncodingParams &p = {}) {
+    using namespace Halide;
+    Var c = out.args()[0], s = out.args()[1], b = out.args()[2];
+    Var row("row"), task("task"), ci("ci");
+    out.fuse(s, b, row)
+        .split(row, task, row, p.rows_per_task, TailStrategy::GuardWithIf)
+        .parallel(task)
+        .vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
+    for (Func t : column_tables) t.compute_root().vectorize(t.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+}
+
+}  // namespace posattn::x86
