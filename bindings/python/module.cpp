@@ -1,0 +1,154 @@
+// Python bindings (the _posattn extension): NumPy arrays in any strides in, NumPy arrays out;
+// the GIL is released while a kernel runs; posattn::Error becomes posattn.Error (a ValueError).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "posattn/posattn.hpp"
+
+namespace py = pybind11;
+using posattn::DType;
+using posattn::Tensor;
+
+namespace {
+
+[[noreturn]] void invalid(const std::string &api, const std::string &message) {
+    throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn." + api + ": " + message);
+}
+
+Tensor view(const std::string &api, const py::array &a, const char *name, bool output = false) {
+    Tensor t;
+    py::dtype dt = a.dtype();
+    if (dt.is(py::dtype::of<float>())) t.dtype = DType::float32;
+    else if (dt.is(py::dtype::of<double>())) t.dtype = DType::float64;
+    else if (dt.is(py::dtype::of<int32_t>())) t.dtype = DType::int32;
+    else if (dt.is(py::dtype::of<int64_t>())) t.dtype = DType::int64;
+    else invalid(api, std::string("argument '") + name + "' has dtype " + std::string(py::str(dt)) +
+                          "; expected float32 or int32 as documented");
+    if (output && !a.writeable()) invalid(api, std::string("argument '") + name + "' is read-only");
+    t.data = const_cast<void *>(a.data());
+    for (py::ssize_t d = 0; d < a.ndim(); d++) {
+        t.shape.push_back(a.shape(d));
+        if (a.strides(d) % a.itemsize() != 0)
+            invalid(api, std::string("argument '") + name + "' has a stride of " + std::to_string(a.strides(d)) +
+                             " bytes, not a multiple of its element size");
+        t.strides.push_back(a.strides(d) / a.itemsize());
+    }
+    return t;
+}
+
+py::array output(const std::string &api, std::optional<py::array> out, std::vector<py::ssize_t> shape) {
+    if (out) return *out;
+    for (py::ssize_t e : shape)
+        if (e < 0) invalid(api, "the output shape has a negative extent");
+    return py::array_t<float>(shape);
+}
+
+posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &layout, const std::string &convention) {
+    posattn::SinusoidalOptions o;
+    o.base = base;
+    if (layout == "interleaved") o.layout = posattn::Layout::interleaved;
+    else if (layout == "half") o.layout = posattn::Layout::half;
+    else invalid("sinusoidal", "argument 'layout' is '" + layout + "'; expected 'interleaved' or 'half'");
+    if (convention == "vaswani") o.convention = posattn::Convention::vaswani;
+    else if (convention == "t2t") o.convention = posattn::Convention::t2t;
+    else invalid("sinusoidal", "argument 'convention' is '" + convention + "'; expected 'vaswani' or 't2t'");
+    return o;
+}
+
+std::vector<py::ssize_t> shape_of(const py::array &a) { return {a.shape(), a.shape() + a.ndim()}; }
+
+}  // namespace
+
+PYBIND11_MODULE(_posattn, m) {
+    m.doc() = "posattn kernels (AOT-compiled Halide) over NumPy arrays.";
+    py::register_exception<posattn::Error>(m, "Error", PyExc_ValueError);
+
+    m.def("sinusoidal",
+          [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
+             std::optional<py::array> out, std::string schedule) {
+              if (d < 0) invalid("sinusoidal", "argument 'd' is " + std::to_string(d) + "; expected d >= 0");
+              auto shape = shape_of(positions);
+              shape.push_back(d);
+              py::array result = output("sinusoidal", out, shape);
+              Tensor p = view("sinusoidal", positions, "positions"), o = view("sinusoidal", result, "out", true);
+              auto options = sinusoidal_options(base, layout, convention);
+              py::gil_scoped_release release;
+              posattn::sinusoidal(p, o, options, {schedule});
+              return result;
+          },
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("sinusoidal_add",
+          [](py::array x, py::array positions, double base, std::string layout, std::string convention,
+             std::optional<py::array> out, std::string schedule) {
+              py::array result = output("sinusoidal_add", out, shape_of(x));
+              Tensor xv = view("sinusoidal_add", x, "x"), p = view("sinusoidal_add", positions, "positions"),
+                     o = view("sinusoidal_add", result, "out", true);
+              auto options = sinusoidal_options(base, layout, convention);
+              py::gil_scoped_release release;
+              posattn::sinusoidal_add(xv, p, o, options, {schedule});
+              return result;
+          },
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("learned",
+          [](py::array table, py::array positions, int64_t offset, std::optional<py::array> out, std::string schedule) {
+              auto shape = shape_of(positions);
+              shape.push_back(table.ndim() == 2 ? table.shape(1) : 0);
+              py::array result = output("learned", out, shape);
+              Tensor t = view("learned", table, "table"), p = view("learned", positions, "positions"),
+                     o = view("learned", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::learned(t, p, o, offset, {schedule});
+              return result;
+          },
+          py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0, py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("learned_add",
+          [](py::array x, py::array table, py::array positions, int64_t offset, std::optional<py::array> out,
+             std::string schedule) {
+              py::array result = output("learned_add", out, shape_of(x));
+              Tensor xv = view("learned_add", x, "x"), t = view("learned_add", table, "table"),
+                     p = view("learned_add", positions, "positions"), o = view("learned_add", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::learned_add(xv, t, p, o, offset, {schedule});
+              return result;
+          },
+          py::arg("x"), py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0,
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("attention",
+          [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
+             std::optional<py::array> key_lengths, std::optional<py::array> out, std::string schedule) {
+              std::vector<py::ssize_t> shape = shape_of(q);
+              if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
+              py::array result = output("attention", out, shape);
+              posattn::AttentionOptions options;
+              options.scale = scale;
+              options.causal = causal;
+              if (key_lengths) options.key_lengths = view("attention", *key_lengths, "key_lengths");
+              Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
+                     o = view("attention", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::attention(qv, kv, vv, o, options, {schedule});
+              return result;
+          },
+          py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
+          py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
+    m.def("kernels", [] {
+        py::list list;
+        for (const auto &k : posattn::kernels())
+            list.append(py::dict(py::arg("key") = k.key, py::arg("function") = k.function,
+                                 py::arg("family") = k.family, py::arg("schedule") = k.schedule));
+        return list;
+    });
+}

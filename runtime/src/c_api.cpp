@@ -1,0 +1,107 @@
+// The C ABI: converts views, runs the C++ entry point, and turns exceptions into status codes.
+#include <cmath>
+
+#include "posattn/posattn.h"
+#include "posattn/posattn.hpp"
+
+namespace {
+
+thread_local std::string last_error;
+
+posattn::Tensor view(const posattn_tensor *t, const char *name) {
+    if (!t) throw posattn::Error(posattn::Error::Kind::invalid_argument, std::string("posattn: argument '") + name + "' is NULL");
+    if (t->rank < 0 || t->rank > 8 || (t->rank > 0 && !t->shape))
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             std::string("posattn: argument '") + name + "' has rank " + std::to_string(t->rank) +
+                                 " or no shape; expected 0 <= rank <= 8 with a shape array");
+    if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_INT64)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             std::string("posattn: argument '") + name + "' has unknown dtype code " + std::to_string(t->dtype));
+    posattn::Tensor r;
+    r.data = t->data;
+    r.dtype = posattn::DType(t->dtype);
+    r.shape.assign(t->shape, t->shape + t->rank);
+    if (t->strides) r.strides.assign(t->strides, t->strides + t->rank);
+    return r;
+}
+
+template <typename Fn>
+posattn_status guarded(Fn fn) {
+    try {
+        fn();
+        last_error.clear();
+        return POSATTN_OK;
+    } catch (const posattn::Error &e) {
+        last_error = e.what();
+        switch (e.kind()) {
+        case posattn::Error::Kind::invalid_argument: return POSATTN_ERROR_INVALID_ARGUMENT;
+        case posattn::Error::Kind::unsupported: return POSATTN_ERROR_UNSUPPORTED;
+        case posattn::Error::Kind::kernel_failed: return POSATTN_ERROR_KERNEL;
+        }
+    } catch (const std::exception &e) {
+        last_error = std::string("posattn: internal error: ") + e.what();
+    } catch (...) {
+        last_error = "posattn: internal error";
+    }
+    return POSATTN_ERROR_INTERNAL;
+}
+
+posattn::SinusoidalOptions sinusoidal_options(double base, int32_t layout, int32_t convention) {
+    if (layout != POSATTN_LAYOUT_INTERLEAVED && layout != POSATTN_LAYOUT_HALF)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'layout' is " + std::to_string(layout) + "; expected 0 (interleaved) or 1 (half)");
+    if (convention != POSATTN_VASWANI && convention != POSATTN_T2T)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'convention' is " + std::to_string(convention) + "; expected 0 (vaswani) or 1 (t2t)");
+    return {base, layout == POSATTN_LAYOUT_HALF ? posattn::Layout::half : posattn::Layout::interleaved,
+            convention == POSATTN_T2T ? posattn::Convention::t2t : posattn::Convention::vaswani};
+}
+
+}  // namespace
+
+extern "C" {
+
+posattn_status posattn_sinusoidal(const posattn_tensor *positions, const posattn_tensor *out, double base,
+                                  int32_t layout, int32_t convention) {
+    return guarded([&] {
+        posattn::sinusoidal(view(positions, "positions"), view(out, "out"), sinusoidal_options(base, layout, convention));
+    });
+}
+
+posattn_status posattn_sinusoidal_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                      const posattn_tensor *out, double base, int32_t layout, int32_t convention) {
+    return guarded([&] {
+        posattn::sinusoidal_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
+                                sinusoidal_options(base, layout, convention));
+    });
+}
+
+posattn_status posattn_learned(const posattn_tensor *table, const posattn_tensor *positions,
+                               const posattn_tensor *out, int64_t offset) {
+    return guarded([&] { posattn::learned(view(table, "table"), view(positions, "positions"), view(out, "out"), offset); });
+}
+
+posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor *table,
+                                   const posattn_tensor *positions, const posattn_tensor *out, int64_t offset) {
+    return guarded([&] {
+        posattn::learned_add(view(x, "x"), view(table, "table"), view(positions, "positions"), view(out, "out"), offset);
+    });
+}
+
+posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                 const posattn_tensor *out, const double *scale, int32_t causal,
+                                 const posattn_tensor *key_lengths) {
+    return guarded([&] {
+        posattn::AttentionOptions options;
+        if (scale) options.scale = *scale;
+        options.causal = causal != 0;
+        if (key_lengths) options.key_lengths = view(key_lengths, "key_lengths");
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options);
+    });
+}
+
+void posattn_set_num_threads(int32_t threads) { posattn::set_num_threads(threads); }
+
+const char *posattn_last_error(void) { return last_error.c_str(); }
+
+}  // extern "C"

@@ -1,0 +1,158 @@
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "internal.h"
+
+namespace posattn {
+
+const char *dtype_name(DType dtype) {
+    switch (dtype) {
+    case DType::float32: return "float32";
+    case DType::float64: return "float64";
+    case DType::int32: return "int32";
+    case DType::int64: return "int64";
+    }
+    return "unknown";
+}
+
+size_t dtype_size(DType dtype) { return dtype == DType::float64 || dtype == DType::int64 ? 8 : 4; }
+
+int64_t Tensor::numel() const {
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    return n;
+}
+
+int64_t Tensor::stride(size_t dim) const {
+    if (!strides.empty()) return strides[dim];
+    int64_t s = 1;
+    for (size_t d = dim + 1; d < shape.size(); d++) s *= shape[d];
+    return s;
+}
+
+namespace detail {
+
+std::string shape_string(const std::vector<int64_t> &shape) {
+    std::ostringstream s;
+    s << "[";
+    for (size_t i = 0; i < shape.size(); i++) s << (i ? ", " : "") << shape[i];
+    s << "]";
+    return s.str();
+}
+
+void Checker::fail(const std::string &message) const {
+    throw Error(Error::Kind::invalid_argument, "posattn." + api_ + ": " + message);
+}
+
+void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
+    std::string arg = std::string("argument '") + name + "'";
+    bool rank_ok = false;
+    std::string expected_ranks;
+    for (size_t r : ranks) {
+        rank_ok |= t.shape.size() == r;
+        expected_ranks += (expected_ranks.empty() ? "" : " or ") + std::to_string(r);
+    }
+    if (!rank_ok)
+        fail(arg + " has rank " + std::to_string(t.shape.size()) + " (shape " + shape_string(t.shape) +
+             "); expected rank " + expected_ranks);
+    if (t.dtype != dtype)
+        fail(arg + " has dtype " + dtype_name(t.dtype) + "; expected " + dtype_name(dtype));
+    if (!t.strides.empty() && t.strides.size() != t.shape.size())
+        fail(arg + " has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(t.shape.size()));
+    // Halide buffers hold 32-bit extents and strides; element offsets must not overflow.
+    int64_t elements = 1;
+    for (size_t d = 0; d < t.shape.size(); d++) {
+        if (t.shape[d] < 0) fail(arg + " has a negative extent in shape " + shape_string(t.shape));
+        if (t.shape[d] > INT32_MAX)
+            fail(arg + " dimension " + std::to_string(d) + " has extent " + std::to_string(t.shape[d]) +
+                 "; expected at most 2^31-1");
+        int64_t stride = t.stride(d);
+        if (stride > INT32_MAX || stride < -int64_t(INT32_MAX))
+            fail(arg + " dimension " + std::to_string(d) + " has stride " + std::to_string(stride) +
+                 "; expected |stride| < 2^31");
+        if (t.shape[d] > 0 && elements > (INT64_MAX / 16) / t.shape[d])
+            fail(arg + " with shape " + shape_string(t.shape) + " has too many elements (size overflow)");
+        elements *= t.shape[d];
+    }
+    if (elements > 0 && t.data == nullptr) fail(arg + " has null data");
+}
+
+void Checker::output(const Tensor &t, const char *name) const {
+    // Non-overlapping if, with dims sorted by |stride|, each stride clears the previous dim's span.
+    std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
+    for (size_t d = 0; d < t.shape.size(); d++)
+        if (t.shape[d] > 1) dims.emplace_back(std::llabs(t.stride(d)), t.shape[d]);
+    std::sort(dims.begin(), dims.end());
+    int64_t span = 1;
+    for (auto [stride, extent] : dims) {
+        if (stride < span)
+            fail(std::string("argument '") + name + "' has overlapping elements (strides " +
+                 shape_string(t.strides) + "); an output must not alias itself");
+        span = stride * extent;
+    }
+}
+
+void Checker::dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const {
+    if (t.shape[axis] != expected)
+        fail(std::string("argument '") + name + "' has shape " + shape_string(t.shape) + "; expected dimension " +
+             std::to_string(axis) + " to be " + std::to_string(expected) + " (" + what + ")");
+}
+
+void Checker::finite(double value, const char *name) const {
+    if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
+}
+
+namespace {
+
+// Copies between two views of the same shape, element by element.
+void copy_strided(const Tensor &from, const Tensor &to) {
+    int64_t bytes = int64_t(dtype_size(from.dtype));
+    for_each_offset<2>(from.shape, {&from, &to}, [&](const std::array<int64_t, 2> &o) {
+        std::memcpy(static_cast<uint8_t *>(to.data) + o[1] * bytes,
+                    static_cast<const uint8_t *>(from.data) + o[0] * bytes, size_t(bytes));
+    });
+}
+
+bool unit_inner_stride(const Tensor &t) {
+    return t.shape.empty() || t.shape.back() <= 1 || t.stride(t.shape.size() - 1) == 1;
+}
+
+}  // namespace
+
+HalideView::HalideView(const Tensor &t, bool output) : user_(t), output_(output) {
+    Tensor view = t;
+    if (!unit_inner_stride(t)) {
+        packed_.resize(size_t(t.numel()) * dtype_size(t.dtype));
+        view.data = packed_.data();
+        view.strides.clear();
+        if (!output) copy_strided(t, view);
+    }
+    size_t rank = view.shape.size();
+    dims_.resize(rank);
+    for (size_t d = 0; d < rank; d++) {
+        size_t axis = rank - 1 - d;
+        int64_t stride = d == 0 && view.shape[axis] <= 1 ? 1 : view.stride(axis);
+        dims_[d] = halide_dimension_t(0, int32_t(view.shape[axis]), int32_t(stride));
+    }
+    static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
+                                          halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64)};
+    buffer_.host = static_cast<uint8_t *>(view.data);
+    buffer_.type = types[int(view.dtype)];
+    buffer_.dimensions = int32_t(rank);
+    buffer_.dim = dims_.data();
+}
+
+void HalideView::finish() {
+    if (output_ && !packed_.empty()) {
+        Tensor packed = user_;
+        packed.data = packed_.data();
+        packed.strides.clear();
+        copy_strided(packed, user_);
+    }
+}
+
+}  // namespace detail
+}  // namespace posattn

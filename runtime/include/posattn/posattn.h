@@ -1,0 +1,61 @@
+/* posattn C ABI: the same kernels and checks as the C++ API, for callers that cannot use C++
+ * exceptions (mobile apps, other languages). Every function returns a status; on failure
+ * posattn_last_error() gives the message (per thread) and caller data is left untouched. */
+#ifndef POSATTN_H
+#define POSATTN_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posattn_status {
+    POSATTN_OK = 0,
+    POSATTN_ERROR_INVALID_ARGUMENT = 1, /* bad shape, dtype, stride, index, size or value */
+    POSATTN_ERROR_UNSUPPORTED = 2,      /* no kernel for this request (e.g. unknown schedule) */
+    POSATTN_ERROR_KERNEL = 3,           /* the kernel itself reported an error */
+    POSATTN_ERROR_INTERNAL = 4
+} posattn_status;
+
+typedef enum posattn_dtype {
+    POSATTN_FLOAT32 = 0,
+    POSATTN_FLOAT64 = 1,
+    POSATTN_INT32 = 2,
+    POSATTN_INT64 = 3
+} posattn_dtype;
+
+typedef enum posattn_layout { POSATTN_LAYOUT_INTERLEAVED = 0, POSATTN_LAYOUT_HALF = 1 } posattn_layout;
+typedef enum posattn_convention { POSATTN_VASWANI = 0, POSATTN_T2T = 1 } posattn_convention;
+
+/* A non-owning view. shape is outermost-first; strides are in elements (NULL: row-major). */
+typedef struct posattn_tensor {
+    void *data;
+    int32_t dtype; /* posattn_dtype */
+    int32_t rank;
+    const int64_t *shape;
+    const int64_t *strides;
+} posattn_tensor;
+
+posattn_status posattn_sinusoidal(const posattn_tensor *positions, const posattn_tensor *out, double base,
+                                  int32_t layout, int32_t convention);
+posattn_status posattn_sinusoidal_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                      const posattn_tensor *out, double base, int32_t layout, int32_t convention);
+posattn_status posattn_learned(const posattn_tensor *table, const posattn_tensor *positions,
+                               const posattn_tensor *out, int64_t offset);
+posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor *table,
+                                   const posattn_tensor *positions, const posattn_tensor *out, int64_t offset);
+/* scale: NULL for 1/sqrt(D). key_lengths: NULL for no padding. causal: 0 or 1. */
+posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                 const posattn_tensor *out, const double *scale, int32_t causal,
+                                 const posattn_tensor *key_lengths);
+
+void posattn_set_num_threads(int32_t threads);
+/* The message of the last failed call on this thread ("" if none). */
+const char *posattn_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* POSATTN_H */

@@ -1,0 +1,91 @@
+// posattn C++ API: typed entry points over the AOT-compiled kernels.
+//
+// Every call validates its arguments first (shapes, dtypes, strides, index ranges, sizes) and
+// throws posattn::Error naming the argument and what was expected; nothing is written before
+// validation passes. Tensors are non-owning views; shapes are outermost-first (NumPy order) and
+// strides are in elements, any sign, with an empty strides vector meaning row-major contiguous.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace posattn {
+
+enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3 };
+const char *dtype_name(DType dtype);
+size_t dtype_size(DType dtype);
+
+struct Tensor {
+    void *data = nullptr;
+    DType dtype = DType::float32;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;  // elements; empty = row-major contiguous
+
+    int64_t numel() const;
+    int64_t stride(size_t dim) const;  // explicit or row-major
+};
+
+class Error : public std::runtime_error {
+public:
+    enum class Kind { invalid_argument, unsupported, kernel_failed };
+    Error(Kind kind, const std::string &message) : std::runtime_error(message), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+private:
+    Kind kind_;
+};
+
+// Which compiled schedule to run: "hand" (the project's schedule, default) or a Halide
+// autoscheduler baseline such as "adams2019" (see kernels()).
+struct CallOptions {
+    std::string schedule = "hand";
+};
+
+enum class Layout { interleaved, half };
+enum class Convention { vaswani, t2t };
+
+struct SinusoidalOptions {
+    double base = 10000.0;
+    Layout layout = Layout::interleaved;
+    Convention convention = Convention::vaswani;
+};
+
+// PE(positions): positions int32 [N] or [B, S] → out float32 [N, D] or [B, S, D] (SPEC §1).
+void sinusoidal(const Tensor &positions, const Tensor &out, const SinusoidalOptions &options = {},
+                const CallOptions &call = {});
+// out = x + PE(positions): x, out float32 [B, S, D]; positions int32 [B, S], or [S] for every batch.
+void sinusoidal_add(const Tensor &x, const Tensor &positions, const Tensor &out,
+                    const SinusoidalOptions &options = {}, const CallOptions &call = {});
+
+// table[positions + offset]: table float32 [V, D]; positions int32 [N] or [B, S]; out [..., D].
+// A position with positions + offset outside [0, V) is an error (SPEC §2), never clipped.
+void learned(const Tensor &table, const Tensor &positions, const Tensor &out, int64_t offset = 0,
+             const CallOptions &call = {});
+// out = x + table[positions + offset]: x, out float32 [B, S, D]; positions [B, S] or [S].
+void learned_add(const Tensor &x, const Tensor &table, const Tensor &positions, const Tensor &out,
+                 int64_t offset = 0, const CallOptions &call = {});
+
+struct AttentionOptions {
+    std::optional<double> scale;         // default 1/sqrt(D)
+    bool causal = false;                 // bottom-right aligned (SPEC §0)
+    std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
+};
+
+// Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
+// Hq must be a multiple of Hkv (GQA/MQA). A query row with no visible key gets exact zeros.
+void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out,
+               const AttentionOptions &options = {}, const CallOptions &call = {});
+
+// Threads used by every kernel (Halide's thread pool); 0 restores the default.
+void set_num_threads(int threads);
+
+// The compiled kernels, as "<function>.<target family>" keys with their schedule.
+struct KernelInfo {
+    std::string key, function, family, schedule;
+};
+std::vector<KernelInfo> kernels();
+
+}  // namespace posattn

@@ -1,0 +1,116 @@
+// Internals shared by the runtime's translation units: argument checks, Halide views of tensors,
+// and the kernel call (select a registry entry, bind arguments by name, run, route errors).
+#pragma once
+
+#include <array>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "HalideRuntime.h"
+#include "posattn/posattn.hpp"
+
+namespace posattn::detail {
+
+struct KernelEntry {
+    const char *function, *family, *schedule;
+    int (*argv)(void **);
+    const halide_filter_metadata_t *(*metadata)();
+};
+const std::vector<KernelEntry> &kernel_table();
+
+std::string shape_string(const std::vector<int64_t> &shape);
+
+// Argument checks for one API call; every message starts with "posattn.<api>: ".
+class Checker {
+public:
+    explicit Checker(std::string api) : api_(std::move(api)) {}
+    [[noreturn]] void fail(const std::string &message) const;
+
+    // dtype, rank (one of `ranks`), non-null data, sizes that fit Halide's 32-bit dims.
+    void tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
+    // Outputs must not overlap themselves (no zero strides, no interleaved dims).
+    void output(const Tensor &t, const char *name) const;
+    // t.shape[axis] == expected, where `what` says what the expected value is.
+    void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
+    void finite(double value, const char *name) const;
+
+private:
+    std::string api_;
+};
+
+// Walks every index of `shape` (outermost-first) and calls fn(offsets), where offsets[n] is the
+// element offset of that index in views[n].
+template <size_t N, typename Fn>
+void for_each_offset(const std::vector<int64_t> &shape, const std::array<const Tensor *, N> &views, Fn fn) {
+    for (int64_t e : shape)
+        if (e == 0) return;
+    size_t rank = shape.size();
+    std::vector<int64_t> index(rank, 0);
+    std::array<int64_t, N> offsets{};
+    for (;;) {
+        fn(offsets);
+        size_t dim = rank;
+        for (;;) {
+            if (dim == 0) return;
+            dim--;
+            bool next = ++index[dim] < shape[dim];
+            for (size_t n = 0; n < N; n++)
+                offsets[n] += views[n]->stride(dim) * (next ? 1 : 1 - shape[dim]);
+            if (next) break;
+            index[dim] = 0;
+        }
+    }
+}
+
+// A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
+// need a unit innermost stride; any other view is packed into a contiguous copy, and an output so
+// packed is written back by finish() only after the kernel succeeded.
+class HalideView {
+public:
+    HalideView(const Tensor &t, bool output);
+    HalideView(const HalideView &) = delete;
+    HalideView &operator=(const HalideView &) = delete;
+    halide_buffer_t *buffer() { return &buffer_; }
+    void finish();
+
+private:
+    Tensor user_;
+    bool output_;
+    std::vector<uint8_t> packed_;
+    std::vector<halide_dimension_t> dims_;
+    halide_buffer_t buffer_{};
+};
+
+// One call of one compiled kernel: selects the registry entry for (function, cpu family,
+// schedule), binds every argument the kernel's metadata declares by name, and runs it. Halide's
+// runtime errors during the call are collected and thrown as Error(kernel_failed).
+class KernelCall {
+public:
+    KernelCall(const std::string &function, const CallOptions &call);
+    KernelCall &arg(const char *name, HalideView &view);
+    KernelCall &arg(const char *name, float value);
+    KernelCall &arg(const char *name, double value);
+    KernelCall &arg(const char *name, int32_t value);
+    KernelCall &arg(const char *name, bool value);
+    void run();
+
+    std::string halide_errors;  // appended to by halide_error() through the user context
+
+private:
+    union Scalar {
+        float f32;
+        double f64;
+        int32_t i32;
+        bool b;
+    };
+    KernelCall &bind(const char *name, void *address, halide_type_t type);
+
+    const KernelEntry *entry_ = nullptr;
+    void *user_context_ = nullptr;
+    std::deque<Scalar> scalars_;
+    std::map<std::string, std::pair<void *, halide_type_t>> bound_;
+};
+
+}  // namespace posattn::detail
