@@ -45,18 +45,20 @@ struct AttentionStages {
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
     Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
     Halide::RDom blocks, block_keys, channels;
+    Halide::Expr value_channels;  // Dv
     int key_block;
 };
 
 // q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch).
 inline AttentionStages define_attention(const AttentionDeclaration &decl, int key_block,
                                         Halide::Func q, Halide::Func k, Halide::Func v,
-                                        Halide::Expr D, Halide::Expr Lq, Halide::Expr Lk,
+                                        Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, Halide::Func key_lengths,
                                         Halide::Expr scale, Halide::Expr causal) {
     using namespace Halide;
     AttentionStages st;
     st.key_block = key_block;
+    st.value_channels = Dv;
     st.out = Func("out_tile");
     st.state = Func("state");
     st.block_out = Func("block_out");

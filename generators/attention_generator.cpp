@@ -23,10 +23,10 @@ public:
     Output<Buffer<float, 4>> out{"out"};  // [B, Hq, Lq, Dv]
 
     void generate() {
-        Expr D = q.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
+        Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         int key_block = attention_key_block(get_target(), schedule_params);
-        stages = define_attention(attention_declaration(variant), key_block, q, k, v, D, Lq, Lk, group,
+        stages = define_attention(attention_declaration(variant), key_block, q, k, v, D, Dv, Lq, Lk, group,
                                   key_lengths, scale, causal);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 

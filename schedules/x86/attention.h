@@ -48,16 +48,24 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
 
     st.state.compute_at(out, task).vectorize(d, p.vector_width, TailStrategy::RoundUp);
-    st.state.update()
-        .split(d, dvo, dv, p.vector_width, TailStrategy::RoundUp)
-        .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
-        .reorder(dv, ii, dvo, io, rb)
-        .vectorize(dv)
-        .unroll(ii);
-
-    // p·v for one register tile of (channels × rows), accumulated over the keys of the block.
-    st.block_out.compute_at(st.state, dvo).vectorize(d).unroll(i);
-    st.block_out.update().reorder(d, i, st.block_keys.x).vectorize(d).unroll(i);
+    // The merge of each key block into the running state, by register tiles of
+    // (one vector of value channels × value_rows query rows); p·v of the block is computed per
+    // tile. Dv a multiple of the vector width (the usual head sizes) runs without any tail.
+    auto merge_by_register_tiles = [&](Stage merge, TailStrategy channel_tail) {
+        merge.split(d, dvo, dv, p.vector_width, channel_tail)
+            .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
+            .reorder(dv, ii, dvo, io, rb)
+            .vectorize(dv)
+            .unroll(ii);
+    };
+    merge_by_register_tiles(st.state.update().specialize(st.value_channels % p.vector_width == 0),
+                            TailStrategy::RoundUp);
+    merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
+    st.block_out.compute_at(st.state, dvo).vectorize(d, p.vector_width, TailStrategy::GuardWithIf).unroll(i);
+    st.block_out.update()
+        .reorder(d, i, st.block_keys.x)
+        .vectorize(d, p.vector_width, TailStrategy::GuardWithIf)
+        .unroll(i);
 
     // Softmax statistics of the current key block, vectorized over query rows.
     st.block_max.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);

@@ -1,0 +1,154 @@
+"""Kernel cases for the harness, per manifest function. Sizes are deliberately odd (not multiples
+of any vector width or tile) and views deliberately non-contiguous in some cases."""
+import numpy as np
+
+import posattn
+from posattn import reference
+from harness import Case, poisoned
+
+# Tolerances (absolute + relative to |expected|), per kernel:
+# - sinusoidal: the angle p·ω is reduced in float64, so the error does not grow with the position;
+#   what is left is the float32 rounding of the reduced argument and of the result plus the
+#   ≤ 2 ulp minimax polynomial: well under 1e-6 for values in [−1, 1].
+SIN_ATOL, SIN_RTOL = 1e-6, 2.0**-23
+# - learned: a gather is exact, and x + table[·] is one correctly rounded float32 add.
+LEARNED_ATOL, LEARNED_RTOL = 0.0, 2.0**-24
+# - attention: float32 dot products of length D, exp to ~1 ulp, and float32 sums over Lk keys
+#   with an online rescale: a few 1e-6 for unit-variance inputs at these sizes.
+ATTN_ATOL, ATTN_RTOL = 2e-5, 1e-5
+
+
+def _untouched(*arrays):
+    return [a.copy() for a in arrays], list(arrays)
+
+
+def _strided(a, rng):
+    """The same values in a non-contiguous view (every other element of a larger buffer, innermost too)."""
+    big = np.empty(a.shape[:-1] + (2 * a.shape[-1],), dtype=a.dtype)
+    big[...] = rng.standard_normal(big.shape).astype(a.dtype) if a.dtype.kind == "f" else 0
+    view = big[..., ::2]
+    view[...] = a
+    return view
+
+
+def sinusoidal_cases():
+    cases = []
+    for layout in ("interleaved", "half"):
+        for convention in ("vaswani", "t2t"):
+            for shape, d, base, span in (((37,), 64, 10000.0, 4096), ((3, 29), 33, 10000.0, 10**6),
+                                         ((5,), 1, 10000.0, 100), ((2, 7), 2, 500.0, 2**30),
+                                         ((130,), 96, 10.0, 2**31 - 1)):
+                def run(rng, schedule, shape=shape, d=d, base=base, span=span, layout=layout, convention=convention):
+                    positions = rng.integers(-span, span, size=shape, dtype=np.int64).astype(np.int32)
+                    before, after = _untouched(positions)
+                    out = poisoned(shape + (d,))
+                    posattn.sinusoidal(positions, d, base=base, layout=layout, convention=convention,
+                                       out=out, schedule=schedule)
+                    expected = reference.sinusoidal(positions, d, base, layout, convention)
+                    return out, expected, SIN_ATOL, SIN_RTOL, before, after
+                cases.append(Case("posattn_sinusoidal_f32",
+                                  f"{layout}-{convention}-P{'x'.join(map(str, shape))}-D{d}-base{base:g}-span{span}",
+                                  run))
+
+    def strided_out(rng, schedule):
+        positions = _strided(rng.integers(0, 5000, size=(4, 19)).astype(np.int32), rng)
+        before, after = _untouched(positions)
+        out = np.full((4, 19, 2 * 20), np.nan, np.float32)[..., ::2]
+        posattn.sinusoidal(positions, 20, out=out, schedule=schedule)
+        return out, reference.sinusoidal(positions, 20), SIN_ATOL, SIN_RTOL, before, after
+    cases.append(Case("posattn_sinusoidal_f32", "strided-positions-strided-out-P4x19-D20", strided_out))
+    return cases
+
+
+def sinusoidal_add_cases():
+    cases = []
+    for layout in ("interleaved", "half"):
+        for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
+                                              ((2, 9, 48), False, True)):
+            def run(rng, schedule, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout):
+                x = rng.standard_normal((B, S, D)).astype(np.float32)
+                if strided:
+                    x = _strided(x, rng)
+                pshape = (S,) if broadcast else (B, S)
+                positions = rng.integers(-10**5, 10**5, size=pshape).astype(np.int32)
+                before, after = _untouched(x, positions)
+                out = poisoned((B, S, D))
+                posattn.sinusoidal_add(x, positions, layout=layout, convention="t2t", out=out, schedule=schedule)
+                expected = x.astype(np.float64) + reference.sinusoidal(np.broadcast_to(positions, (B, S)), D,
+                                                                       layout=layout, convention="t2t")
+                return out, expected, SIN_ATOL, SIN_RTOL, before, after
+            cases.append(Case("posattn_sinusoidal_add_f32",
+                              f"{layout}-t2t-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}{'-strided' if strided else ''}",
+                              run))
+    return cases
+
+
+def learned_cases(fused):
+    cases = []
+    for (B, S, V, D), offset, broadcast in (((2, 37, 50, 64), 0, False), ((3, 13, 40, 33), 2, False),
+                                            ((2, 9, 12, 17), 2, True), ((1, 1, 1, 5), 0, False)):
+        def run(rng, schedule, B=B, S=S, V=V, D=D, offset=offset, broadcast=broadcast):
+            table = rng.standard_normal((V, D)).astype(np.float32)
+            pshape = (S,) if broadcast else (B, S)
+            positions = rng.integers(-offset, V - offset, size=pshape).astype(np.int32)
+            if fused:
+                x = rng.standard_normal((B, S, D)).astype(np.float32)
+                before, after = _untouched(x, table, positions)
+                out = poisoned((B, S, D))
+                posattn.learned_add(x, table, positions, offset=offset, out=out, schedule=schedule)
+                gathered = reference.learned(table, np.broadcast_to(positions, (B, S)), offset)
+                expected = (x.astype(np.float64) + gathered).astype(np.float32).astype(np.float64)
+            else:
+                before, after = _untouched(table, positions)
+                out = poisoned(pshape + (D,))
+                posattn.learned(table, positions, offset=offset, out=out, schedule=schedule)
+                expected = reference.learned(table, positions, offset)
+            return out, expected, LEARNED_ATOL, LEARNED_RTOL, before, after
+        name = f"B{B}-S{S}-V{V}-D{D}-offset{offset}{'-broadcast' if broadcast else ''}"
+        cases.append(Case("posattn_learned_add_f32" if fused else "posattn_learned_f32", name, run))
+    return cases
+
+
+def attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout)
+    configs = [
+        (2, 4, 4, 37, 37, 16, 16, False, None, None, "contiguous"),
+        (2, 4, 4, 37, 37, 16, 16, True, None, None, "contiguous"),
+        (1, 2, 2, 5, 50, 32, 32, True, None, None, "contiguous"),            # Lq < Lk, bottom-right
+        (1, 2, 2, 40, 23, 8, 8, True, None, None, "contiguous"),             # Lq > Lk: first rows fully masked
+        (2, 6, 2, 33, 70, 24, 24, False, None, None, "contiguous"),          # GQA
+        (1, 4, 1, 17, 129, 64, 64, True, None, None, "contiguous"),          # MQA
+        (3, 2, 2, 19, 300, 16, 24, False, [300, 0, 7], 0.3, "contiguous"),   # padding, empty batch, Dv != D
+        (2, 2, 1, 1, 301, 64, 64, True, [301, 200], None, "contiguous"),     # decode: one query
+        (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous"),
+        (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd"),             # [B, L, H, D] views
+        (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided"),             # inner stride 2
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, causal=causal, lengths=lengths,
+                scale=scale, layout=layout):
+            def make(shape):
+                a = rng.standard_normal(shape).astype(np.float32)
+                if layout == "blhd":  # the layout projections produce, seen as [B, H, L, D]
+                    a = np.ascontiguousarray(a.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+                elif layout == "strided":
+                    a = _strided(a, rng)
+                return a
+            q, k, v = make((B, Hq, Lq, D)), make((B, Hkv, Lk, D)), make((B, Hkv, Lk, Dv))
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v)
+            out = poisoned((B, Hq, Lq, Dv))
+            posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, out=out,
+                              schedule=schedule)
+            expected = reference.attention(q, k, v, scale, causal, key_lengths)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-Dv{Dv}{'-causal' if causal else ''}"
+                f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}{f'-scale{scale}' if scale else ''}-{layout}")
+        cases.append(Case("posattn_attn_plain_f32", name, run))
+    return cases
+
+
+def all_cases():
+    return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
+            + attention_cases())
