@@ -37,10 +37,15 @@ Tensor view(const std::string &api, const py::array &a, const char *name, bool o
     return t;
 }
 
+std::string shape_string(const std::vector<py::ssize_t> &shape) {
+    return posattn::shape_string(std::vector<int64_t>(shape.begin(), shape.end()));
+}
+
+// The caller's `out` (checked against the inputs by the C++ API), or a new float32 array.
 py::array output(const std::string &api, std::optional<py::array> out, std::vector<py::ssize_t> shape) {
     if (out) return *out;
     for (py::ssize_t e : shape)
-        if (e < 0) invalid(api, "the output shape has a negative extent");
+        if (e < 0) invalid(api, "the output shape " + shape_string(shape) + " has a negative extent");
     return py::array_t<float>(shape);
 }
 
@@ -70,6 +75,10 @@ PYBIND11_MODULE(_posattn, m) {
               if (d < 0) invalid("sinusoidal", "argument 'd' is " + std::to_string(d) + "; expected d >= 0");
               auto shape = shape_of(positions);
               shape.push_back(d);
+              // The width d exists only here: the C++ API reads it from `out`.
+              if (out && shape_of(*out) != shape)
+                  invalid("sinusoidal", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " +
+                                            shape_string(shape) + " (positions' shape + [d])");
               py::array result = output("sinusoidal", out, shape);
               Tensor p = view("sinusoidal", positions, "positions"), o = view("sinusoidal", result, "out", true);
               auto options = sinusoidal_options(base, layout, convention);

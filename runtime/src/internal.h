@@ -20,8 +20,6 @@ struct KernelEntry {
 };
 const std::vector<KernelEntry> &kernel_table();
 
-std::string shape_string(const std::vector<int64_t> &shape);
-
 // Argument checks for one API call; every message starts with "posattn.<api>: ".
 class Checker {
 public:

@@ -39,14 +39,14 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
     if (x) {
         check.tensor(*x, "x", DType::float32, {3});
         check.tensor(out, "out", DType::float32, {3});
-        for (size_t a = 0; a < 3; a++) check.dim(out, "out", a, x->shape[a], "x's shape " + detail::shape_string(x->shape));
+        for (size_t a = 0; a < 3; a++) check.dim(out, "out", a, x->shape[a], "x's shape " + shape_string(x->shape));
         size_t r = positions.shape.size();
         check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
         if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
     } else {
         check.tensor(out, "out", DType::float32, {positions.shape.size() + 1});
         for (size_t a = 0; a < positions.shape.size(); a++)
-            check.dim(out, "out", a, positions.shape[a], "positions' shape " + detail::shape_string(positions.shape));
+            check.dim(out, "out", a, positions.shape[a], "positions' shape " + shape_string(positions.shape));
     }
     check.output(out, "out");
 }
@@ -160,7 +160,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     for (auto [axis, extent, what] : {std::tuple{0, B, "B"}, {1, Hq, "Hq"}, {2, Lq, "Lq"}, {3, Dv, "Dv, v's dimension 3"}})
         check.dim(out, "out", size_t(axis), extent, what);
     check.output(out, "out");
-    if (D == 0) check.fail("argument 'q' has shape " + detail::shape_string(q.shape) + "; expected D >= 1");
+    if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     double scale = o.scale.value_or(1.0 / std::sqrt(double(D)));
     check.finite(scale, "scale");
     if (o.key_lengths) {

@@ -33,8 +33,6 @@ int64_t Tensor::stride(size_t dim) const {
     return s;
 }
 
-namespace detail {
-
 std::string shape_string(const std::vector<int64_t> &shape) {
     std::ostringstream s;
     s << "[";
@@ -42,6 +40,8 @@ std::string shape_string(const std::vector<int64_t> &shape) {
     s << "]";
     return s.str();
 }
+
+namespace detail {
 
 void Checker::fail(const std::string &message) const {
     throw Error(Error::Kind::invalid_argument, "posattn." + api_ + ": " + message);

@@ -17,6 +17,7 @@ namespace posattn {
 enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3 };
 const char *dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
+std::string shape_string(const std::vector<int64_t> &shape);  // "[2, 3]"
 
 struct Tensor {
     void *data = nullptr;

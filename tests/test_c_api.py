@@ -1,0 +1,120 @@
+"""The C ABI (posattn.h) through ctypes: status codes, last-error messages, results, and checks
+that happen before any memory is touched (NULL data, sizes that overflow)."""
+import ctypes
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from posattn import reference
+
+lib = ctypes.CDLL(str(ROOT / "build" / "libposattn.so"))
+OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
+F32, F64, I32, I64 = range(4)
+
+
+class Tensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64))]
+
+
+def tensor(a, data=None, shape=None):
+    """A posattn_tensor viewing NumPy array a (shape and strides kept alive on the struct)."""
+    dtype = {np.dtype(np.float32): F32, np.dtype(np.float64): F64, np.dtype(np.int32): I32,
+             np.dtype(np.int64): I64}[a.dtype]
+    shape = a.shape if shape is None else shape
+    t = Tensor(a.ctypes.data if data is None else data, dtype, len(shape))
+    t._shape = (ctypes.c_int64 * len(shape))(*shape)
+    t._strides = (ctypes.c_int64 * len(shape))(*[s // a.itemsize for s in a.strides] + [1] * (len(shape) - a.ndim))
+    t.shape, t.strides = t._shape, t._strides
+    return t
+
+
+lib.posattn_last_error.restype = ctypes.c_char_p
+for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention"):
+    getattr(lib, name).restype = ctypes.c_int
+
+
+def last_error():
+    return lib.posattn_last_error().decode()
+
+
+def test_sinusoidal_matches_reference(rng):
+    positions = rng.integers(-1000, 1000, size=(3, 11)).astype(np.int32)
+    out = np.full((3, 11, 20), np.nan, np.float32)
+    status = lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)),
+                                    ctypes.c_double(10000.0), 1, 1)
+    assert status == OK, last_error()
+    np.testing.assert_allclose(out, reference.sinusoidal(positions, 20, layout="half", convention="t2t"), atol=1e-6)
+    assert last_error() == ""
+
+
+def test_attention_matches_reference_with_explicit_scale(rng):
+    q = rng.standard_normal((1, 4, 7, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    lengths = np.array([6], np.int32)
+    out = np.full(q.shape, np.nan, np.float32)
+    scale = ctypes.c_double(0.2)
+    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(scale), 1,
+                                   ctypes.byref(tensor(lengths)))
+    assert status == OK, last_error()
+    np.testing.assert_allclose(out, reference.attention(q, k, v, 0.2, True, lengths), atol=2e-5)
+
+
+def test_null_tensor_and_null_data_are_invalid_arguments(rng):
+    positions = np.arange(4, dtype=np.int32)
+    out = np.zeros((4, 8), np.float32)
+    assert lib.posattn_sinusoidal(None, ctypes.byref(tensor(out)), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'positions' is NULL" in last_error()
+    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out, data=0)),
+                                  ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'out' has null data" in last_error()
+
+
+def test_size_overflow_is_caught_before_touching_memory():
+    positions = np.arange(4, dtype=np.int32)
+    tiny = np.zeros(1, np.float32)  # data pointer of 4 bytes, claimed shape far larger
+    out = tensor(tiny, shape=(4, 2**31))
+    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(out), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'out'" in last_error() and "2^31-1" in last_error()
+    out = tensor(tiny, shape=(2**30, 2**30, 2**30))
+    pos3 = tensor(positions, shape=(2**30, 2**30))
+    assert lib.posattn_sinusoidal(ctypes.byref(pos3), ctypes.byref(out), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "overflow" in last_error()
+
+
+def test_bad_enums_and_dtype_codes():
+    positions = np.arange(4, dtype=np.int32)
+    out = np.zeros((4, 8), np.float32)
+    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)), ctypes.c_double(1e4), 7, 0) == INVALID
+    assert "'layout'" in last_error()
+    bad = tensor(positions)
+    bad.dtype = 42
+    assert lib.posattn_sinusoidal(ctypes.byref(bad), ctypes.byref(tensor(out)), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "dtype code 42" in last_error()
+
+
+def test_out_of_table_position_leaves_output_untouched(rng):
+    table = rng.standard_normal((5, 3)).astype(np.float32)
+    positions = np.array([0, 4, 5], np.int32)
+    out = np.full((3, 3), 9.0, np.float32)
+    assert lib.posattn_learned(ctypes.byref(tensor(table)), ctypes.byref(tensor(positions)),
+                               ctypes.byref(tensor(out)), ctypes.c_int64(0)) == INVALID
+    assert "holds 5" in last_error()
+    assert (out == 9.0).all()
+
+
+def test_gqa_heads_error_status(rng):
+    q = rng.standard_normal((1, 3, 4, 8)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 4, 8)).astype(np.float32)
+    out = np.zeros_like(q)
+    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, k, out)), None, 0, None)
+    assert status == INVALID and "multiple of k's" in last_error()
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_set_num_threads(threads, rng):
+    lib.posattn_set_num_threads(threads)
+    test_sinusoidal_matches_reference(rng)
+    lib.posattn_set_num_threads(0)

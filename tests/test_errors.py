@@ -1,0 +1,112 @@
+"""Bad input: each case gives posattn.Error naming the argument and what was expected, and leaves
+every input and a caller-provided output untouched."""
+import numpy as np
+import pytest
+
+import posattn
+
+
+def f32(rng, *shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def positions(rng, *shape, high=100):
+    return rng.integers(0, high, size=shape).astype(np.int32)
+
+
+def attention_args(rng, B=2, Hq=4, Hkv=2, Lq=9, Lk=13, D=16):
+    return dict(q=f32(rng, B, Hq, Lq, D), k=f32(rng, B, Hkv, Lk, D), v=f32(rng, B, Hkv, Lk, D),
+                out=np.full((B, Hq, Lq, D), 7.0, np.float32))
+
+
+def bad_cases():
+    """(name, call(rng) -> (function, kwargs), expected message fragments)."""
+    def attn(**change):
+        def make(rng):
+            args = attention_args(rng)
+            for key, fn in change.items():
+                args[key] = fn(rng, args)
+            return posattn.attention, args
+        return make
+
+    def enc(fn, **args):
+        return lambda rng: (fn, {k: (v(rng) if callable(v) else v) for k, v in args.items()})
+
+    return [
+        ("attention-q-rank", attn(q=lambda r, a: f32(r, 4, 9, 16)), ["'q'", "rank 3", "expected rank 4"]),
+        ("attention-k-head-dim", attn(k=lambda r, a: f32(r, 2, 2, 13, 8)), ["'k'", "D, q's dimension 3"]),
+        ("attention-v-length", attn(v=lambda r, a: f32(r, 2, 2, 12, 16)), ["'v'", "Lk, k's dimension 2"]),
+        ("attention-q-dtype", attn(q=lambda r, a: a["q"].astype(np.float64)), ["'q'", "float64", "expected float32"]),
+        ("attention-q-float16", attn(q=lambda r, a: a["q"].astype(np.float16)), ["'q'", "float16"]),
+        ("attention-gqa-heads", attn(q=lambda r, a: f32(r, 2, 3, 9, 16), out=lambda r, a: np.zeros((2, 3, 9, 16), np.float32)),
+         ["3 heads", "multiple of k's"]),
+        ("attention-lengths-too-long", attn(key_lengths=lambda r, a: np.array([13, 14], np.int32)),
+         ["'key_lengths'", "14", "<= Lk = 13"]),
+        ("attention-lengths-negative", attn(key_lengths=lambda r, a: np.array([-1, 3], np.int32)),
+         ["'key_lengths'", "-1"]),
+        ("attention-lengths-shape", attn(key_lengths=lambda r, a: np.array([3], np.int32)), ["'key_lengths'", "B"]),
+        ("attention-q-nan", attn(q=lambda r, a: np.where(r.random(a["q"].shape) < 0.01, np.nan, a["q"]).astype(np.float32)),
+         ["'q'", "NaN or Inf"]),
+        ("attention-v-inf", attn(v=lambda r, a: np.concatenate([a["v"][:, :, :-1], np.full((2, 2, 1, 16), np.inf, np.float32)], 2)),
+         ["'v'", "NaN or Inf"]),
+        ("attention-scale-nan", attn(scale=lambda r, a: float("nan")), ["'scale'", "finite"]),
+        ("attention-out-shape", attn(out=lambda r, a: np.zeros((2, 4, 9, 15), np.float32)), ["'out'", "Dv"]),
+        ("attention-out-readonly", attn(out=lambda r, a: np.broadcast_to(np.float32(0), (2, 4, 9, 16))), ["'out'", "read-only"]),
+        ("attention-out-overlapping", attn(out=lambda r, a: np.lib.stride_tricks.as_strided(
+            np.zeros(64, np.float32), (2, 4, 9, 16), (0, 0, 4, 4))), ["'out'", "overlapping"]),
+        ("attention-d-zero", attn(q=lambda r, a: f32(r, 2, 4, 9, 0), k=lambda r, a: f32(r, 2, 2, 13, 0)), ["D >= 1"]),
+        ("attention-schedule", attn(schedule=lambda r, a: "nonesuch"), ["no kernel", "nonesuch", "hand"]),
+        ("sinusoidal-positions-dtype", enc(posattn.sinusoidal, positions=lambda r: r.random(5), d=8),
+         ["'positions'", "float64", "expected int32"]),
+        ("sinusoidal-positions-int64-overflow", enc(posattn.sinusoidal, positions=lambda r: np.array([2**40]), d=8),
+         ["'positions'", "outside int32"]),
+        ("sinusoidal-positions-rank", enc(posattn.sinusoidal, positions=lambda r: positions(r, 2, 3, 4), d=8),
+         ["'positions'", "rank 3"]),
+        ("sinusoidal-base-zero", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, base=0.0),
+         ["'base'", "base > 0"]),
+        ("sinusoidal-base-nan", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, base=float("nan")),
+         ["'base'", "finite"]),
+        ("sinusoidal-layout", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, layout="paired"),
+         ["'layout'", "'interleaved' or 'half'"]),
+        ("sinusoidal-convention", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, convention="fairseq"),
+         ["'convention'", "'vaswani' or 't2t'"]),
+        ("sinusoidal-negative-d", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=-2), ["'d'"]),
+        ("sinusoidal-out-shape", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8,
+                                     out=lambda r: np.zeros((5, 9), np.float32)), ["'out'", "expected [5, 8]"]),
+        ("sinusoidal-add-positions-length", enc(posattn.sinusoidal_add, x=lambda r: f32(r, 2, 7, 8),
+                                                positions=lambda r: positions(r, 2, 6)), ["'positions'", "S"]),
+        ("sinusoidal-add-x-rank", enc(posattn.sinusoidal_add, x=lambda r: f32(r, 7, 8), positions=lambda r: positions(r, 7)),
+         ["'x'", "rank 2"]),
+        ("learned-position-too-large", enc(posattn.learned, table=lambda r: f32(r, 10, 4),
+                                           positions=lambda r: np.array([[0, 3], [9, 10]], np.int32)),
+         ["'positions'", "holds 10", "table with 10 rows"]),
+        ("learned-position-negative", enc(posattn.learned, table=lambda r: f32(r, 10, 4),
+                                          positions=lambda r: np.array([0, -1], np.int32)), ["'positions'", "-1"]),
+        ("learned-offset-past-end", enc(posattn.learned, table=lambda r: f32(r, 10, 4),
+                                        positions=lambda r: np.array([0, 8], np.int32), offset=2),
+         ["'positions'", "offset 2", "row 10"]),
+        ("learned-negative-after-offset", enc(posattn.learned, table=lambda r: f32(r, 10, 4),
+                                              positions=lambda r: np.array([1, -3], np.int32), offset=2), ["row -1"]),
+        ("learned-table-dtype", enc(posattn.learned, table=lambda r: r.random((10, 4)), positions=lambda r: positions(r, 3, high=10)),
+         ["'table'", "float64"]),
+        ("learned-add-table-width", enc(posattn.learned_add, x=lambda r: f32(r, 2, 3, 4), table=lambda r: f32(r, 10, 5),
+                                        positions=lambda r: positions(r, 2, 3, high=10)), ["'out'", "table's dimension 1"]),
+    ]
+
+
+@pytest.mark.parametrize("name, make, fragments", [pytest.param(*c, id=c[0]) for c in bad_cases()])
+def test_bad_input_is_a_clear_error_and_touches_nothing(rng, name, make, fragments):
+    fn, kwargs = make(rng)
+    snapshot = {k: v.copy() for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+    with pytest.raises(posattn.Error) as info:
+        fn(**kwargs)
+    message = str(info.value)
+    assert message.startswith("posattn"), message
+    for fragment in fragments:
+        assert fragment in message, (fragment, message)
+    for key, before in snapshot.items():
+        np.testing.assert_array_equal(kwargs[key], before, err_msg=f"{key} was modified")
+
+
+def test_error_is_a_value_error():
+    assert issubclass(posattn.Error, ValueError)

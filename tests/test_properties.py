@@ -1,0 +1,120 @@
+"""SPEC properties, checked on the kernels' own outputs."""
+import numpy as np
+import pytest
+
+import posattn
+from posattn import reference
+
+
+@pytest.mark.parametrize("convention", ["vaswani", "t2t"])
+def test_sinusoid_dot_product_depends_only_on_offset(rng, convention):
+    d, offsets = 64, [0, 1, 7, 100, 2500]
+    omega = reference.sinusoidal_frequencies(d, convention=convention)
+    starts = rng.integers(-10**5, 10**5, size=50).astype(np.int32)
+    for k in offsets:
+        a = posattn.sinusoidal(starts, d, convention=convention).astype(np.float64)
+        b = posattn.sinusoidal(starts + k, d, convention=convention).astype(np.float64)
+        dots = (a * b).sum(axis=1)
+        np.testing.assert_allclose(dots, np.cos(k * omega).sum(), atol=2e-5)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_sinusoid_shift_is_a_position_independent_rotation(rng, layout):
+    d, k = 32, 37
+    omega = reference.sinusoidal_frequencies(d)
+    pairs = d // 2
+    # M_k acts on each (sin, cos) pair as a rotation by k·ω_i.
+    sin_idx = np.arange(0, d, 2) if layout == "interleaved" else np.arange(pairs)
+    cos_idx = sin_idx + 1 if layout == "interleaved" else np.arange(pairs, d)
+    M = np.zeros((d, d))
+    c, s = np.cos(k * omega), np.sin(k * omega)
+    M[sin_idx, sin_idx], M[sin_idx, cos_idx] = c, s      # sin(a+b) = sin a cos b + cos a sin b
+    M[cos_idx, cos_idx], M[cos_idx, sin_idx] = c, -s     # cos(a+b) = cos a cos b − sin a sin b
+    p = rng.integers(-10**4, 10**4, size=40).astype(np.int32)
+    pe_p = posattn.sinusoidal(p, d, layout=layout).astype(np.float64)
+    pe_pk = posattn.sinusoidal(p + k, d, layout=layout).astype(np.float64)
+    np.testing.assert_allclose(pe_p @ M.T, pe_pk, atol=4e-6)
+
+
+def test_sinusoid_layouts_differ_by_a_fixed_permutation(rng):
+    d = 48
+    p = rng.integers(-10**6, 10**6, size=(3, 17)).astype(np.int32)
+    interleaved = posattn.sinusoidal(p, d, layout="interleaved")
+    half = posattn.sinusoidal(p, d, layout="half")
+    perm = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
+    np.testing.assert_array_equal(half, interleaved[..., perm])
+
+
+def test_sinusoid_odd_width_appends_a_zero_column(rng):
+    p = rng.integers(0, 1000, size=20).astype(np.int32)
+    odd = posattn.sinusoidal(p, 33)
+    np.testing.assert_array_equal(odd[:, 32], 0.0)
+    np.testing.assert_array_equal(odd[:, :32], posattn.sinusoidal(p, 32))
+
+
+def _qkv(rng, B, Hq, Hkv, Lq, Lk, D):
+    return (rng.standard_normal((B, Hq, Lq, D)).astype(np.float32),
+            rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32),
+            rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32))
+
+
+def test_causal_alignment_with_fewer_queries_than_keys(rng):
+    """Queries are the last Lq key positions: a short causal call equals the tail of the full one."""
+    B, H, Lk, Lq, D = 2, 3, 70, 9, 32
+    q_full, k, v = _qkv(rng, B, H, H, Lk, Lk, D)
+    full = posattn.attention(q_full, k, v, causal=True)
+    tail = posattn.attention(q_full[:, :, -Lq:], k, v, causal=True)
+    np.testing.assert_allclose(tail, full[:, :, -Lq:], atol=1e-6, rtol=1e-6)
+    # ... and differs from top-left alignment, where query i sees keys 0..i.
+    top_left = reference.attention(q_full[:, :, -Lq:], k[:, :, :Lq], v[:, :, :Lq], causal=True)
+    assert np.abs(tail - top_left).max() > 1e-2
+
+
+def test_fully_masked_rows_are_exact_zeros(rng):
+    B, H, Lq, Lk, D = 3, 2, 12, 8, 16
+    q, k, v = _qkv(rng, B, H, H, Lq, Lk, D)
+    out = posattn.attention(q, k, v, causal=True, key_lengths=np.array([8, 0, 5], np.int32))
+    # Lq > Lk: rows i < Lq − Lk see no key; batch 1 has no key at all.
+    assert (out[:, :, :Lq - Lk] == 0.0).all()
+    assert (out[1] == 0.0).all()
+    assert (np.abs(out[0, :, Lq - Lk:]).sum(axis=-1) > 0).all()
+    assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("Hkv", [1, 2])
+def test_gqa_equals_repeated_kv(rng, Hkv):
+    B, Hq, Lq, Lk, D = 2, 6, 19, 41, 32
+    q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
+    grouped = posattn.attention(q, k, v, causal=True)
+    repeated = posattn.attention(q, np.repeat(k, Hq // Hkv, axis=1), np.repeat(v, Hq // Hkv, axis=1), causal=True)
+    np.testing.assert_array_equal(grouped, repeated)
+
+
+def test_key_lengths_equal_truncated_keys(rng):
+    B, H, Lq, Lk, D = 1, 2, 13, 300, 16
+    q, k, v = _qkv(rng, B, H, H, Lq, Lk, D)
+    n = 157
+    padded = posattn.attention(q, k, v, key_lengths=np.array([n], np.int32))
+    truncated = posattn.attention(q, np.ascontiguousarray(k[:, :, :n]), np.ascontiguousarray(v[:, :, :n]))
+    np.testing.assert_allclose(padded, truncated, atol=1e-6, rtol=1e-6)
+
+
+def test_softmax_is_stable_for_large_logits(rng):
+    B, H, L, D = 1, 2, 50, 16
+    q, k, v = _qkv(rng, B, H, H, L, L, D)
+    q *= 300.0  # logits in the thousands: exp would overflow without the running max
+    out = posattn.attention(q, k, v)
+    expected = reference.attention(q, k, v)
+    np.testing.assert_allclose(out, expected, atol=1e-4, rtol=1e-4)
+
+
+def test_results_do_not_depend_on_thread_count(rng):
+    q, k, v = _qkv(rng, 1, 4, 4, 70, 70, 32)
+    try:
+        posattn.set_num_threads(1)
+        one = posattn.attention(q, k, v, causal=True)
+        posattn.set_num_threads(2)
+        two = posattn.attention(q, k, v, causal=True)
+    finally:
+        posattn.set_num_threads(0)
+    np.testing.assert_array_equal(one, two)
