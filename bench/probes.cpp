@@ -1,11 +1,14 @@
-// Machine probes for the benchmarks: the FMA peak and the copy bandwidth of this machine,
-// measured with the same thread count as the kernels, so every kernel figure is a ratio.
+// Machine probes for the benchmarks: this machine's FMA peak and its memory streams, measured with
+// the same thread count as the kernels, so that every kernel figure can be given as a ratio.
+// The streams use ordinary vector stores, like every Halide kernel (glibc's memcpy switches to
+// non-temporal stores for large sizes, which Halide cannot emit): a copy (read + write) and a
+// fill (write only; each store first reads its cache line, so a fill moves half a copy's bytes).
 #include <immintrin.h>
+#include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -23,20 +26,25 @@ double timed_on_threads(int threads, Fn fn) {
     return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Independent FMA chains, enough to cover the FMA latency × the number of FMA pipes.
 #if defined(__AVX512F__)
 using Vec = __m512;
 constexpr int kLanes = 16;
 inline Vec splat(float x) { return _mm512_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline float lane0(Vec a) { return _mm512_cvtss_f32(a); }
+inline Vec load(const float *p) { return _mm512_loadu_ps(p); }
+inline void store(float *p, Vec a) { _mm512_storeu_ps(p, a); }
 #else
 using Vec = __m256;
 constexpr int kLanes = 8;
 inline Vec splat(float x) { return _mm256_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 inline float lane0(Vec a) { return _mm256_cvtss_f32(a); }
+inline Vec load(const float *p) { return _mm256_loadu_ps(p); }
+inline void store(float *p, Vec a) { _mm256_storeu_ps(p, a); }
 #endif
+
+// Independent FMA chains, enough to cover the FMA latency × the number of FMA pipes.
 constexpr int kChains = 12;
 
 float fma_chains(long iterations) {
@@ -62,28 +70,45 @@ double fma_peak_gflops(int threads, int repeats) {
     return 2.0 * kLanes * kChains * iterations * threads / best / 1e9;
 }
 
-// STREAM-style copy: bytes read + bytes written per second, median of `repeats`.
-double copy_bandwidth_gbs(size_t bytes, int threads, int repeats) {
-    std::vector<char> src(bytes, 1), dst(bytes, 0);
-    size_t chunk = bytes / threads;
-    std::vector<double> times;
-    for (int r = 0; r < repeats + 1; r++) {
-        times.push_back(timed_on_threads(threads, [&](int t) {
-            std::memcpy(dst.data() + t * chunk, src.data() + t * chunk, chunk);
-        }));
-    }
-    times.erase(times.begin());  // warm-up (page faults)
-    std::sort(times.begin(), times.end());
-    return 2.0 * chunk * threads / times[times.size() / 2] / 1e9;
+using Array = pybind11::array_t<float, pybind11::array::c_style>;
+
+// Splits [0, n) into `threads` chunks of whole vectors and runs body(begin, end) on each.
+template <typename Body>
+double split_over_threads(size_t n, int threads, Body body) {
+    size_t chunk = n / size_t(threads) / kLanes * kLanes;
+    return timed_on_threads(threads, [&](int t) {
+        size_t begin = size_t(t) * chunk, end = t + 1 == threads ? n / kLanes * kLanes : begin + chunk;
+        body(begin, end);
+    });
+}
+
+// One copy pass src → dst; returns seconds.
+double stream_copy(const Array &src, Array &dst, int threads) {
+    if (src.size() != dst.size()) throw std::invalid_argument("stream_copy: src and dst sizes differ");
+    const float *s = src.data();
+    float *d = dst.mutable_data();
+    pybind11::gil_scoped_release release;
+    return split_over_threads(size_t(src.size()), threads, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; i += kLanes) store(d + i, load(s + i));
+    });
+}
+
+// One fill pass of dst; returns seconds.
+double stream_fill(Array &dst, float value, int threads) {
+    float *d = dst.mutable_data();
+    pybind11::gil_scoped_release release;
+    return split_over_threads(size_t(dst.size()), threads, [&](size_t b, size_t e) {
+        for (size_t i = b; i < e; i += kLanes) store(d + i, splat(value));
+    });
 }
 
 }  // namespace
 
 PYBIND11_MODULE(_probes, m) {
-    m.doc() = "Machine probes: FMA peak and copy bandwidth, for benchmark ratios.";
+    m.doc() = "Machine probes: FMA peak and memory streams, for benchmark ratios.";
     m.def("fma_peak_gflops", &fma_peak_gflops, pybind11::arg("threads"), pybind11::arg("repeats") = 5,
           pybind11::call_guard<pybind11::gil_scoped_release>());
-    m.def("copy_bandwidth_gbs", &copy_bandwidth_gbs, pybind11::arg("bytes"), pybind11::arg("threads"),
-          pybind11::arg("repeats") = 9, pybind11::call_guard<pybind11::gil_scoped_release>());
+    m.def("stream_copy", &stream_copy, pybind11::arg("src"), pybind11::arg("dst"), pybind11::arg("threads"));
+    m.def("stream_fill", &stream_fill, pybind11::arg("dst"), pybind11::arg("value"), pybind11::arg("threads"));
     m.attr("vector_isa") = kLanes == 16 ? "avx512" : "avx2";
 }

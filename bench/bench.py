@@ -1,0 +1,206 @@
+"""Benchmark and showcase: every kernel's error against the float64 reference, its speed, and
+its speed as ratios measured in the same run — to this machine's FMA peak or memory streams
+(bench/probes.cpp), to the Halide Adams2019 build of the same algorithm, and to the eager NumPy
+composition a framework would run.
+
+Memory-bound kernels are timed alternately with a copy and a fill stream over buffers of the same
+size, and each ratio is the median of the per-pair ratios, so that the machine's bandwidth drift
+(large on this shared machine) cancels. A kernel that reads and writes is held to the copy; one
+that only writes (a table) is also shown against the fill, its real ceiling with ordinary stores.
+
+    make run     # short showcase (5 repeats)
+    make bench   # more repeats, and writes build/bench.json
+"""
+import argparse
+import json
+import pathlib
+import platform
+import statistics
+import time
+
+import numpy as np
+
+import posattn
+from posattn import _probes, reference
+
+THREADS = 2
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def median_time(fn, repeats, warmup=2):
+    """Median wall time of fn(r) over `repeats` calls after `warmup` calls; fn rotates inputs by r."""
+    for r in range(warmup):
+        fn(r)
+    times = []
+    for r in range(repeats):
+        start = time.perf_counter()
+        fn(r)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def rotating(make, count):
+    """`count` independent input sets, so that repeated calls do not find their inputs in cache."""
+    return [make() for _ in range(count)]
+
+
+class Bench:
+    def __init__(self, name, work, unit, run, eager, verify, writes_only=False):
+        # work: FLOPs (unit "GFLOP/s") or bytes read + written (unit "GB/s") per call.
+        self.name, self.work, self.unit, self.run, self.eager, self.verify = name, work, unit, run, eager, verify
+        self.writes_only = writes_only
+
+
+class Streams:
+    """Copy and fill streams over 256 MiB buffers, timed alternately with a kernel."""
+    def __init__(self, elements):
+        self.src = np.ones(elements, np.float32)
+        self.dst = np.zeros(elements, np.float32)
+
+    def ratios(self, bench, repeats):
+        """Median per-pair ratios of the kernel's speed to the copy's and to the fill's, and the
+        median kernel time."""
+        for r in range(2):
+            bench.run(r, "hand")
+            _probes.stream_copy(self.src, self.dst, THREADS)
+        to_copy, to_fill, times = [], [], []
+        for r in range(repeats):
+            start = time.perf_counter()
+            bench.run(r, "hand")
+            t = time.perf_counter() - start
+            t_copy = _probes.stream_copy(self.src, self.dst, THREADS)
+            t_fill = _probes.stream_fill(self.dst, float(r), THREADS)
+            speed = bench.work / t
+            to_copy.append(speed / (2 * self.src.nbytes / t_copy))
+            to_fill.append(speed / (self.dst.nbytes / t_fill))
+            times.append(t)
+        return statistics.median(to_copy), statistics.median(to_fill), statistics.median(times)
+
+
+def encoding_benches(rng):
+    B, S, D, V = 8, 8192, 1024, 8192   # 256 MiB per float32 [B, S, D] tensor: far beyond the caches
+    positions = [rng.integers(0, V - 2, size=(B, S)).astype(np.int32) for _ in range(2)]
+    xs = rotating(lambda: rng.standard_normal((B, S, D), dtype=np.float32), 2)
+    table = rng.standard_normal((V, D), dtype=np.float32)
+    out = np.empty((B, S, D), np.float32)
+    omega = reference.sinusoidal_frequencies(D).astype(np.float32)
+    n = B * S * D
+
+    def eager_pe(p):  # what a framework's float32 eager code does
+        angle = p[..., None].astype(np.float32) * omega
+        pe = np.empty(p.shape + (D,), np.float32)
+        pe[..., 0::2] = np.sin(angle)
+        pe[..., 1::2] = np.cos(angle)
+        return pe
+
+    small_p = rng.integers(-10**6, 10**6, size=(2, 300)).astype(np.int32)
+    small_x = rng.standard_normal((2, 300, 96), dtype=np.float32)
+    small_t = rng.standard_normal((600, 96), dtype=np.float32)
+    small_rows = rng.integers(0, 600, size=(2, 300)).astype(np.int32)
+
+    def err(actual, expected):
+        return float(np.abs(actual - expected).max())
+
+    return [
+        Bench("posattn_sinusoidal_f32", 4 * n, "GB/s",
+              lambda r, s: posattn.sinusoidal(positions[r % 2], D, out=out, schedule=s),
+              lambda r: eager_pe(positions[r % 2]),
+              lambda s: err(posattn.sinusoidal(small_p, 96, schedule=s), reference.sinusoidal(small_p, 96)),
+              writes_only=True),
+        Bench("posattn_sinusoidal_add_f32", 8 * n, "GB/s",
+              lambda r, s: posattn.sinusoidal_add(xs[r % 2], positions[r % 2], out=out, schedule=s),
+              lambda r: xs[r % 2] + eager_pe(positions[r % 2]),
+              lambda s: err(posattn.sinusoidal_add(small_x, small_p, schedule=s),
+                            small_x + reference.sinusoidal(small_p, 96))),
+        Bench("posattn_learned_f32", 8 * n, "GB/s",
+              lambda r, s: posattn.learned(table, positions[r % 2], out=out, schedule=s),
+              lambda r: table[positions[r % 2]],
+              lambda s: err(posattn.learned(small_t, small_rows, schedule=s), reference.learned(small_t, small_rows))),
+        Bench("posattn_learned_add_f32", 12 * n, "GB/s",
+              lambda r, s: posattn.learned_add(xs[r % 2], table, positions[r % 2], out=out, schedule=s),
+              lambda r: xs[r % 2] + table[positions[r % 2]],
+              lambda s: err(posattn.learned_add(small_x, small_t, small_rows, schedule=s),
+                            small_x + reference.learned(small_t, small_rows))),
+    ]
+
+
+def attention_benches(rng):
+    B, H, L, D = 1, 8, 2048, 64
+    sets = rotating(lambda: [rng.standard_normal((B, H, L, D), dtype=np.float32) for _ in range(3)], 3)
+    out = np.empty((B, H, L, D), np.float32)
+    small = [rng.standard_normal((1, 8, 512, 64), dtype=np.float32) for _ in range(3)]
+
+    def eager(q, k, v, causal):  # materialized scores, as HF-style eager attention runs
+        s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D))
+        if causal:
+            s = np.where(np.tri(L, dtype=bool), s, np.float32(-np.inf))
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+    benches = []
+    for causal in (False, True):
+        # A causal call does about half the work; the ratio counts only the visible half.
+        flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)
+        benches.append(Bench(
+            f"posattn_attn_plain_f32{'_causal' if causal else ''}", flops, "GFLOP/s",
+            lambda r, s, causal=causal: posattn.attention(*sets[r % 3], causal=causal, out=out, schedule=s),
+            lambda r, causal=causal: eager(*sets[r % 3], causal),
+            lambda s, causal=causal: float(np.abs(posattn.attention(*small, causal=causal, schedule=s)
+                                                  - reference.attention(*small, causal=causal)).max())))
+    return benches
+
+
+def agreement(bench):
+    """The Adams2019 build at the benchmark size (the sizes its schedule assumes) against the hand
+    schedule: max |difference|, so that a baseline is only timed if it computes the same thing."""
+    hand = bench.run(0, "hand").copy()
+    return float(np.abs(bench.run(0, "adams2019") - hand).max())
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--json", type=pathlib.Path)
+    args = parser.parse_args()
+
+    posattn.set_num_threads(THREADS)
+    rng = np.random.default_rng()
+    peak = _probes.fma_peak_gflops(THREADS)
+    encodings = encoding_benches(rng)
+    streams = Streams(encodings[0].work // 4)
+    print(f"machine: {platform.processor() or platform.machine()}, {THREADS} threads; measured FMA peak "
+          f"{peak:.1f} GFLOP/s ({_probes.vector_isa}); memory streams over {streams.src.nbytes >> 20} MiB\n")
+
+    rows = []
+    header = ("kernel", "max err vs f64", "time ms", "speed", "of FMA peak / of copy", "of fill",
+              "vs adams2019", "vs numpy", "adams2019 max diff")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for bench in encodings + attention_benches(rng):
+        error = bench.verify("hand")
+        if bench.unit == "GB/s":
+            ratio, to_fill, t = streams.ratios(bench, args.repeats)
+        else:
+            t = median_time(lambda r: bench.run(r, "hand"), args.repeats)
+            ratio, to_fill = bench.work / t / 1e9 / peak, None
+        t_adams = median_time(lambda r: bench.run(r, "adams2019"), max(3, args.repeats // 3))
+        t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
+        speed = bench.work / t / 1e9
+        row = dict(kernel=bench.name + ".x86", max_error=error, time_ms=t * 1e3, speed=speed, unit=bench.unit,
+                   ratio=ratio, ratio_to_fill=to_fill if bench.writes_only else None,
+                   speedup_vs_adams2019=t_adams / t, speedup_vs_numpy=t_numpy / t,
+                   adams2019_max_diff=agreement(bench))
+        rows.append(row)
+        fill = f"{100 * row['ratio_to_fill']:.0f}%" if row["ratio_to_fill"] is not None else "-"
+        print(f"| {row['kernel']} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | "
+              f"{100 * ratio:.0f}% | {fill} | {row['speedup_vs_adams2019']:.2f}x | "
+              f"{row['speedup_vs_numpy']:.1f}x | {row['adams2019_max_diff']:.1e} |", flush=True)
+    print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
+          "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
+          "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")
+    if args.json:
+        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows), indent=2))
+
+
+if __name__ == "__main__":
+    main()
