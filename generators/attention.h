@@ -100,7 +100,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     st.prob(i, jj, r, h, b) = exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
     st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
     st.block_out(d, i, r, h, b) = 0.0f;
-    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * v(d, key_row(r * key_block + kb), h / group, b);
+    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * v(min(d, Dv - 1), key_row(r * key_block + kb), h / group, b);
 
     // Online merge over key blocks: (numerator, denominator, running max).
     Expr rb = st.blocks;

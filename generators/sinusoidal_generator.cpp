@@ -29,14 +29,17 @@ public:
     }
 
     void generate() {
+        // Pair i = 0 … pairs−1 has frequency ω_i; "pair" `pairs` is the zero column of an odd d.
         Expr pairs = out.dim(0).extent() / 2;
-        Expr in_pairs = c < 2 * pairs;
-        Expr pair = select(half_layout, select(c < pairs, c, c - pairs), c / 2);
-        Expr is_cos = select(half_layout, c >= pairs, c % 2 == 1);
-        column_omega(c) = select(in_pairs, pow(base, -cast<double>(pair) * exponent_step), Expr(0.0));
-        column_quarter_turns(c) = select(in_pairs && is_cos, 1, 0);
-
-        Expr pe = sin_quarter_turns(cast<double>(positions(s, b)) * column_omega(c), column_quarter_turns(c));
+        Expr position = cast<double>(positions(s, b));
+        pair_omega(i) = select(i < pairs, pow(base, -cast<double>(i) * exponent_step), Expr(0.0));
+        // The sine and cosine of one angle share its reduction and polynomials.
+        pair_sin_cos(i, s, b) = Tuple(sin_quarter_turns(position * pair_omega(i), 0),
+                                      sin_quarter_turns(position * pair_omega(i), 1));
+        Expr interleaved = select(c % 2 == 0, pair_sin_cos(c / 2, s, b)[0], pair_sin_cos(c / 2, s, b)[1]);
+        half_layout_omega(c) = pair_omega(select(c < pairs, c, c - pairs));
+        Expr half = sin_quarter_turns(position * half_layout_omega(c), select(c >= pairs && c < 2 * pairs, 1, 0));
+        Expr pe = select(half_layout, half, interleaved);
         out(c, s, b) = fused ? (*x)(c, s, b) + pe : pe;
 
         positions.set_estimates({{0, 4096}, {0, 8}});
@@ -44,17 +47,20 @@ public:
         exponent_step.set_estimate(2.0 / 1024);
         half_layout.set_estimate(false);
         if (fused) x->set_estimates({{0, 1024}, {0, 4096}, {0, 8}});
+        // The runtime passes every buffer with zero mins; that lets channel index math simplify.
+        for (int dim = 0; dim < 3; dim++) out.dim(dim).set_min(0);
         out.set_estimates({{0, 1024}, {0, 4096}, {0, 8}});
     }
 
     void schedule() {
         if (using_autoscheduler()) return;
-        schedule_encoding(get_target(), schedule_params, out, {column_omega, column_quarter_turns});
+        schedule_encoding(get_target(), schedule_params, out, {pair_omega, half_layout_omega}, pair_sin_cos,
+                          !half_layout);
     }
 
 private:
-    Var c{"c"}, s{"s"}, b{"b"};
-    Func column_omega{"column_omega"}, column_quarter_turns{"column_quarter_turns"};
+    Var c{"c"}, s{"s"}, b{"b"}, i{"i"};
+    Func pair_omega{"pair_omega"}, half_layout_omega{"half_layout_omega"}, pair_sin_cos{"pair_sin_cos"};
 };
 
 }  // namespace posattn

@@ -17,6 +17,7 @@ struct AttentionParams {
     int key_block = 128;    // keys per online-softmax block
     int score_keys = 8;     // keys per q·k register tile
     int value_rows = 8;     // query rows per p·v register tile
+    int value_vectors = 2;  // vectors of value channels per p·v register tile
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -25,6 +26,7 @@ struct AttentionParams {
         visit("key_block", key_block);
         visit("score_keys", score_keys);
         visit("value_rows", value_rows);
+        visit("value_vectors", value_vectors);
     }
 };
 
@@ -51,20 +53,22 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // The merge of each key block into the running state, by register tiles of
     // (one vector of value channels × value_rows query rows); p·v of the block is computed per
     // tile. Dv a multiple of the vector width (the usual head sizes) runs without any tail.
+    const int value_tile = p.vector_width * p.value_vectors;
     auto merge_by_register_tiles = [&](Stage merge, TailStrategy channel_tail) {
-        merge.split(d, dvo, dv, p.vector_width, channel_tail)
+        merge.split(d, dvo, dv, value_tile, channel_tail)
             .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
             .reorder(dv, ii, dvo, io, rb)
-            .vectorize(dv)
+            .vectorize(dv, p.vector_width)
             .unroll(ii);
     };
-    merge_by_register_tiles(st.state.update().specialize(st.value_channels % p.vector_width == 0),
-                            TailStrategy::RoundUp);
+    merge_by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp);
     merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
-    st.block_out.compute_at(st.state, dvo).vectorize(d, p.vector_width, TailStrategy::GuardWithIf).unroll(i);
+    // Always a full register tile: channels past Dv read a clamped column and are never merged.
+    st.block_out.compute_at(st.state, dvo).bound_extent(d, value_tile).vectorize(d, p.vector_width).unroll(d).unroll(i);
     st.block_out.update()
         .reorder(d, i, st.block_keys.x)
-        .vectorize(d, p.vector_width, TailStrategy::GuardWithIf)
+        .vectorize(d, p.vector_width)
+        .unroll(d)
         .unroll(i);
 
     // Softmax statistics of the current key block, vectorized over query rows.

@@ -1,5 +1,5 @@
 // x86 schedule of the elementwise encodings (sinusoidal, learned; table and fused "x + PE").
-// Memory-bound: rows in parallel, channels in full vectors, the per-column tables hoisted.
+// Rows in parallel, channels in full vectors, the per-pair tables hoisted.
 // Measured (2 threads, AVX-512, fused sinusoid [8, 8192, 1024]): see README "Benchmarks".
 #pragma once
 
@@ -18,17 +18,25 @@ struct EncodingParams {
     }
 };
 
-// out(c, s, b): channels c, positions s, batch b. Column tables (per-channel frequencies or
-// quadrants) are computed once per call.
-inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const EncodingParams &p = {}) {
+// out(c, s, b): channels c, positions s, batch b. Column tables (per-pair frequencies) are
+// computed once per call. When `interleaved_pairs` holds, channels 2i and 2i+1 are the sine and
+// cosine of one angle, computed together by `pairs` for a vector of pairs at a time, and Halide
+// merges the two stride-2 stores of the unrolled pair into one dense store.
+inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
+                              Halide::Expr interleaved_pairs, const EncodingParams &p = {}) {
     using namespace Halide;
     Var c = out.args()[0], s = out.args()[1], b = out.args()[2];
-    Var row("row"), task("task"), ci("ci");
-    out.fuse(s, b, row)
-        .split(row, task, row, p.rows_per_task, TailStrategy::GuardWithIf)
-        .parallel(task)
-        .vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
+    Var row("row"), task("task"), pair("pair"), half("half");
+    out.fuse(s, b, row).split(row, task, row, p.rows_per_task, TailStrategy::GuardWithIf).parallel(task);
+    if (interleaved_pairs.defined()) {
+        out.specialize(interleaved_pairs)
+            .split(c, pair, half, 2, TailStrategy::GuardWithIf)
+            .reorder(half, pair)
+            .vectorize(pair, p.vector_width, TailStrategy::GuardWithIf)
+            .unroll(half);
+        pairs.compute_at(out, pair).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
+    }
+    out.vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
     for (Func t : column_tables) t.compute_root().vectorize(t.args()[0], p.vector_width, TailStrategy::GuardWithIf);
 }
 
