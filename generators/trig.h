@@ -19,7 +19,7 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
     const Expr pio2_hi(0x1.921fbp+0), pio2_lo(3.139164786504813e-07), two_over_pi(0.63661977236758134308);
     Expr k = round(angle * two_over_pi);
     Expr r = cast<float>((angle - k * pio2_hi) - k * pio2_lo);
-    Expr quadrant = (cast<int>(cast<int64_t>(k) & 3) + quarter_turns) & 3;
+    Expr quadrant = (cast<int32_t>(k) + quarter_turns) & 3;  // |k| ≤ 2^31·2/π: fits int32
     Expr r2 = r * r;
     Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
     Expr cos_r = 1.0f - 0.5f * r2 +
