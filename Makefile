@@ -8,11 +8,11 @@ build:
 	scripts/build.sh
 
 run: build
-	$(ENV) $(PY) tools/showcase.py
+	$(ENV) $(PY) bench/bench.py --repeats 5
 
 test: build
 	./build/c_api_smoke
 	$(ENV) $(PY) -m pytest -q tests
 
 bench: build
-	$(ENV) $(PY) bench/bench.py
+	$(ENV) $(PY) bench/bench.py --repeats 15 --json build/bench.json

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "softmax_exp.h"
 
 namespace posattn {
 
@@ -97,7 +98,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     // fully masked block gives exp(−inf − lowest) = 0 instead of NaN.
     Expr kb = st.block_keys;
     st.block_max(i, r, h, b) = max(maximum(st.logit(i, kb, r, h, b)), lowest);
-    st.prob(i, jj, r, h, b) = exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
+    st.prob(i, jj, r, h, b) = softmax_exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
     st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
     st.block_out(d, i, r, h, b) = 0.0f;
     st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * v(min(d, Dv - 1), key_row(r * key_block + kb), h / group, b);
@@ -108,7 +109,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     Expr m_old = st.state(d, i, h, b)[2];
     Expr m_blk = st.block_max(i, rb, h, b);
     Expr m_new = max(m_old, m_blk);
-    Expr keep = exp(m_old - m_new), take = exp(m_blk - m_new);
+    Expr keep = softmax_exp(m_old - m_new), take = softmax_exp(m_blk - m_new);
     st.state(d, i, h, b) = Tuple(st.state(d, i, h, b)[0] * keep + st.block_out(d, i, rb, h, b) * take,
                                  st.state(d, i, h, b)[1] * keep + st.block_sum(i, rb, h, b) * take,
                                  m_new);

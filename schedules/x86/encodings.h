@@ -1,6 +1,8 @@
 // x86 schedule of the elementwise encodings (sinusoidal, learned; table and fused "x + PE").
 // Rows in parallel, channels in full vectors, the per-pair tables hoisted.
-// Measured (2 threads, AVX-512, fused sinusoid [8, 8192, 1024]): see README "Benchmarks".
+// Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads, [8, 8192, 1024] float32, bench/bench.py):
+// sinusoid table 19 GB/s (~60% of the copy stream, ~75% of the fill stream), x + sinusoid 27 GB/s
+// (~83% of copy), learned gathers 27-33 GB/s (~90% of copy).
 #pragma once
 
 #include "Halide.h"
