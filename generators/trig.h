@@ -24,7 +24,10 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
     Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
     Expr cos_r = 1.0f - 0.5f * r2 +
                  r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
-    return select(quadrant == 0, sin_r, quadrant == 1, cos_r, quadrant == 2, -sin_r, -cos_r);
+    // Quadrants 1 and 3 take the cosine; quadrants 2 and 3 flip the sign bit.
+    Expr value = select((quadrant & 1) == 1, cos_r, sin_r);
+    Expr sign = cast<uint32_t>(quadrant & 2) << 30;
+    return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign);
 }
 
 }  // namespace posattn

@@ -42,7 +42,9 @@ def test_sinusoid_layouts_differ_by_a_fixed_permutation(rng):
     interleaved = posattn.sinusoidal(p, d, layout="interleaved")
     half = posattn.sinusoidal(p, d, layout="half")
     perm = np.concatenate([np.arange(0, d, 2), np.arange(1, d, 2)])
-    np.testing.assert_array_equal(half, interleaved[..., perm])
+    # The same values up to the last bit: the two layouts run different loop nests, where the
+    # compiler may fuse the polynomial's multiply-adds differently.
+    np.testing.assert_allclose(half, interleaved[..., perm], rtol=0, atol=2.0**-23)
 
 
 def test_sinusoid_odd_width_appends_a_zero_column(rng):
