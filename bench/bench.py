@@ -3,9 +3,10 @@ its speed as ratios measured in the same run — to this machine's FMA peak or m
 (bench/probes.cpp), to the Halide Adams2019 build of the same algorithm, and to the eager NumPy
 composition a framework would run.
 
-Memory-bound kernels are timed alternately with a copy and a fill stream over buffers of the same
-size, and each ratio is the median of the per-pair ratios, so that the machine's bandwidth drift
-(large on this shared machine) cancels. A kernel that reads and writes is held to the copy; one
+Every kernel is timed alternately with its ceiling — compute-bound ones with a short FMA-peak
+probe, memory-bound ones with a copy and a fill stream over buffers of the same size — and each
+ratio is the median of the per-pair ratios, so that this shared machine's drift (CPU steal,
+bandwidth) cancels. A kernel that reads and writes is held to the copy; one
 that only writes (a table) is also shown against the fill, its real ceiling with ordinary stores.
 
     make run     # short showcase (5 repeats)
@@ -51,6 +52,20 @@ class Bench:
         self.writes_only = writes_only
 
 
+def peak_ratio(bench, repeats):
+    """Median per-pair ratio of the kernel's GFLOP/s to the FMA peak probed right after it, and
+    the median kernel time."""
+    bench.run(0, "hand")
+    ratios, times = [], []
+    for r in range(repeats):
+        start = time.perf_counter()
+        bench.run(r, "hand")
+        t = time.perf_counter() - start
+        ratios.append(bench.work / t / 1e9 / _probes.fma_peak_gflops(THREADS, repeats=1, iterations=4_000_000))
+        times.append(t)
+    return statistics.median(ratios), statistics.median(times)
+
+
 class Streams:
     """Copy and fill streams over 256 MiB buffers, timed alternately with a kernel."""
     def __init__(self, elements):
@@ -86,8 +101,10 @@ def encoding_benches(rng):
     omega = reference.sinusoidal_frequencies(D).astype(np.float32)
     n = B * S * D
 
-    def eager_pe(p):  # what a framework's float32 eager code does
+    def eager_pe(p, layout="interleaved"):  # what a framework's float32 eager code does
         angle = p[..., None].astype(np.float32) * omega
+        if layout == "half":
+            return np.concatenate([np.sin(angle), np.cos(angle)], axis=-1)
         pe = np.empty(p.shape + (D,), np.float32)
         pe[..., 0::2] = np.sin(angle)
         pe[..., 1::2] = np.cos(angle)
@@ -106,6 +123,12 @@ def encoding_benches(rng):
               lambda r, s: posattn.sinusoidal(positions[r % 2], D, out=out, schedule=s),
               lambda r: eager_pe(positions[r % 2]),
               lambda s: err(posattn.sinusoidal(small_p, 96, schedule=s), reference.sinusoidal(small_p, 96)),
+              writes_only=True),
+        Bench("posattn_sinusoidal_f32[half]", 4 * n, "GB/s",
+              lambda r, s: posattn.sinusoidal(positions[r % 2], D, layout="half", out=out, schedule=s),
+              lambda r: eager_pe(positions[r % 2], "half"),
+              lambda s: err(posattn.sinusoidal(small_p, 96, layout="half", schedule=s),
+                            reference.sinusoidal(small_p, 96, layout="half")),
               writes_only=True),
         Bench("posattn_sinusoidal_add_f32", 8 * n, "GB/s",
               lambda r, s: posattn.sinusoidal_add(xs[r % 2], positions[r % 2], out=out, schedule=s),
@@ -181,10 +204,8 @@ def main():
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)
         else:
-            # The peak is an upper bound: re-measured next to each compute-bound kernel, best kept.
-            peak = max(peak, _probes.fma_peak_gflops(THREADS))
-            t = median_time(lambda r: bench.run(r, "hand"), args.repeats)
-            ratio, to_fill = bench.work / t / 1e9 / peak, None
+            ratio, t = peak_ratio(bench, args.repeats)
+            to_fill = None
         t_adams = median_time(lambda r: bench.run(r, "adams2019"), max(3, args.repeats // 3))
         t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
         speed = bench.work / t / 1e9
@@ -200,7 +221,6 @@ def main():
     print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
           "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
           "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")
-    print(f"FMA peak used for the ratios: {peak:.1f} GFLOP/s (best of the measurements in this run).")
     if args.json:
         args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows), indent=2))
 

@@ -59,8 +59,7 @@ float fma_chains(long iterations) {
 }
 
 // Best of `repeats` runs: the peak is an upper bound, so the fastest run is the estimate.
-double fma_peak_gflops(int threads, int repeats) {
-    const long iterations = 20'000'000;
+double fma_peak_gflops(int threads, int repeats, long iterations) {
     std::vector<float> sink(threads);
     double best = 1e30;
     for (int r = 0; r < repeats; r++)
@@ -107,7 +106,7 @@ double stream_fill(Array &dst, float value, int threads) {
 PYBIND11_MODULE(_probes, m) {
     m.doc() = "Machine probes: FMA peak and memory streams, for benchmark ratios.";
     m.def("fma_peak_gflops", &fma_peak_gflops, pybind11::arg("threads"), pybind11::arg("repeats") = 5,
-          pybind11::call_guard<pybind11::gil_scoped_release>());
+          pybind11::arg("iterations") = 20'000'000L, pybind11::call_guard<pybind11::gil_scoped_release>());
     m.def("stream_copy", &stream_copy, pybind11::arg("src"), pybind11::arg("dst"), pybind11::arg("threads"));
     m.def("stream_fill", &stream_fill, pybind11::arg("dst"), pybind11::arg("value"), pybind11::arg("threads"));
     m.attr("vector_isa") = kLanes == 16 ? "avx512" : "avx2";
