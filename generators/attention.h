@@ -73,8 +73,9 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
 
     Func qt = decl.transform_q ? decl.transform_q(q) : q;
     Func kt = decl.transform_k ? decl.transform_k(k) : k;
-    // Rows past Lq (in a partial query tile) and keys past Lk (in the last key block) read a
-    // clamped row; those results are masked or never stored.
+    // Rows past Lq (in a partial query tile), keys past Lk (in the last key block) and value
+    // channels past Dv (in a partial register tile) read a clamped row or column; those results
+    // are masked or never stored.
     st.q_rows(i, d, h, b) = qt(d, clamp(i, 0, Lq - 1), h, b);
     auto key_row = [&](Expr j) { return clamp(j, 0, Lk - 1); };
 
