@@ -3,6 +3,8 @@
 #pragma once
 
 #include <array>
+#include <cstring>
+#include <type_traits>
 #include <deque>
 #include <map>
 #include <string>
@@ -85,24 +87,24 @@ private:
 // schedule), binds every argument the kernel's metadata declares by name, and runs it. Halide's
 // runtime errors during the call are collected and thrown as Error(kernel_failed).
 class KernelCall {
+    using Scalar = std::aligned_storage_t<8, 8>;  // storage for one scalar argument
+
 public:
     KernelCall(const std::string &function, const CallOptions &call);
     KernelCall &arg(const char *name, HalideView &view);
-    KernelCall &arg(const char *name, float value);
-    KernelCall &arg(const char *name, double value);
-    KernelCall &arg(const char *name, int32_t value);
-    KernelCall &arg(const char *name, bool value);
+    // A scalar (float, double, int32_t or bool), typed by Halide's own halide_type_of<T>().
+    template <typename T>
+    KernelCall &arg(const char *name, T value) {
+        static_assert(sizeof(T) <= sizeof(Scalar), "scalar argument too large");
+        void *slot = &scalars_.emplace_back();
+        std::memcpy(slot, &value, sizeof(T));
+        return bind(name, slot, halide_type_of<T>());
+    }
     void run();
 
     std::string halide_errors;  // appended to by halide_error() through the user context
 
 private:
-    union Scalar {
-        float f32;
-        double f64;
-        int32_t i32;
-        bool b;
-    };
     KernelCall &bind(const char *name, void *address, halide_type_t type);
 
     const KernelEntry *entry_ = nullptr;

@@ -163,16 +163,18 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     double scale = o.scale.value_or(1.0 / std::sqrt(double(D)));
     check.finite(scale, "scale");
+    // Key lengths as the kernel takes them: contiguous, Lk where not given.
+    std::vector<int32_t> lengths(static_cast<size_t>(B), static_cast<int32_t>(Lk));
     if (o.key_lengths) {
-        const Tensor &lengths = *o.key_lengths;
-        check.tensor(lengths, "key_lengths", DType::int32, {1});
-        check.dim(lengths, "key_lengths", 0, B, "B, q's dimension 0");
-        const int32_t *len = static_cast<const int32_t *>(lengths.data);
+        const Tensor &given = *o.key_lengths;
+        check.tensor(given, "key_lengths", DType::int32, {1});
+        check.dim(given, "key_lengths", 0, B, "B, q's dimension 0");
         for (int64_t b = 0; b < B; b++) {
-            int32_t n = len[b * lengths.stride(0)];
+            int32_t n = static_cast<const int32_t *>(given.data)[b * given.stride(0)];
             if (n < 0 || n > Lk)
                 check.fail("argument 'key_lengths' holds " + std::to_string(n) + " at batch " + std::to_string(b) +
                            "; expected 0 <= key_lengths[b] <= Lk = " + std::to_string(Lk));
+            lengths[size_t(b)] = n;
         }
     }
     check_finite_values(check, q, "q");
@@ -180,9 +182,6 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     check_finite_values(check, v, "v");
     if (empty(out)) return;
 
-    std::vector<int32_t> lengths(static_cast<size_t>(B), static_cast<int32_t>(Lk));
-    if (o.key_lengths)
-        for (int64_t b = 0; b < B; b++) lengths[size_t(b)] = static_cast<const int32_t *>(o.key_lengths->data)[b * o.key_lengths->stride(0)];
     if (Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
         float *data = static_cast<float *>(out.data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &o) { data[o[0]] = 0.0f; });

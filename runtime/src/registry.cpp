@@ -36,26 +36,6 @@ KernelCall &KernelCall::arg(const char *name, HalideView &view) {
     return bind(name, view.buffer(), view.buffer()->type);
 }
 
-KernelCall &KernelCall::arg(const char *name, float value) {
-    scalars_.emplace_back().f32 = value;
-    return bind(name, &scalars_.back().f32, halide_type_t(halide_type_float, 32));
-}
-
-KernelCall &KernelCall::arg(const char *name, double value) {
-    scalars_.emplace_back().f64 = value;
-    return bind(name, &scalars_.back().f64, halide_type_t(halide_type_float, 64));
-}
-
-KernelCall &KernelCall::arg(const char *name, int32_t value) {
-    scalars_.emplace_back().i32 = value;
-    return bind(name, &scalars_.back().i32, halide_type_t(halide_type_int, 32));
-}
-
-KernelCall &KernelCall::arg(const char *name, bool value) {
-    scalars_.emplace_back().b = value;
-    return bind(name, &scalars_.back().b, halide_type_t(halide_type_uint, 1));
-}
-
 void KernelCall::run() {
     const halide_filter_metadata_t *meta = entry_->metadata();
     std::vector<void *> argv(size_t(meta->num_arguments));
