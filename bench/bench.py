@@ -6,8 +6,9 @@ composition a framework would run.
 Every kernel is timed alternately with its ceiling — compute-bound ones with a short FMA-peak
 probe, memory-bound ones with a copy and a fill stream over buffers of the same size — and each
 ratio is the median of the per-pair ratios, so that this shared machine's drift (CPU steal,
-bandwidth) cancels. A kernel that reads and writes is held to the copy; one
-that only writes (a table) is also shown against the fill, its real ceiling with ordinary stores.
+bandwidth) cancels. A kernel that reads and writes is held to the copy; one that only writes (a
+table) is also shown against the fill with its own store pattern, its real ceiling with ordinary
+stores.
 
     make run     # short showcase (5 repeats)
     make bench   # more repeats, and writes build/bench.json
@@ -25,6 +26,7 @@ import posattn
 from posattn import _probes, reference
 
 THREADS = 2
+ENCODING_SHAPE = (8, 8192, 1024)  # [B, S, D] float32: 256 MiB per tensor, far beyond the caches
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
@@ -46,10 +48,12 @@ def rotating(make, count):
 
 
 class Bench:
-    def __init__(self, name, work, unit, run, eager, verify, writes_only=False):
+    def __init__(self, name, work, unit, run, eager, verify, fill_runs=None):
         # work: FLOPs (unit "GFLOP/s") or bytes read + written (unit "GB/s") per call.
+        # fill_runs: for a kernel that only writes, how many runs of each row it writes at once
+        # (its fill stream is held to the same pattern); None for the others.
         self.name, self.work, self.unit, self.run, self.eager, self.verify = name, work, unit, run, eager, verify
-        self.writes_only = writes_only
+        self.fill_runs = fill_runs
 
 
 def peak_ratio(bench, repeats):
@@ -67,10 +71,11 @@ def peak_ratio(bench, repeats):
 
 
 class Streams:
-    """Copy and fill streams over 256 MiB buffers, timed alternately with a kernel."""
-    def __init__(self, elements):
+    """Copy and fill streams over 256 MiB buffers of `row`-element rows, timed alternately with a kernel."""
+    def __init__(self, elements, row):
         self.src = np.ones(elements, np.float32)
         self.dst = np.zeros(elements, np.float32)
+        self.row = row
 
     def ratios(self, bench, repeats):
         """Median per-pair ratios of the kernel's speed to the copy's and to the fill's, and the
@@ -84,7 +89,8 @@ class Streams:
             bench.run(r, "hand")
             t = time.perf_counter() - start
             t_copy = _probes.stream_copy(self.src, self.dst, THREADS)
-            t_fill = _probes.stream_fill(self.dst, float(r), THREADS)
+            # not 0: zero stores run faster here
+            t_fill = _probes.stream_fill(self.dst, 1.0 + r, THREADS, bench.fill_runs or 1, self.row)
             speed = bench.work / t
             to_copy.append(speed / (2 * self.src.nbytes / t_copy))
             to_fill.append(speed / (self.dst.nbytes / t_fill))
@@ -93,7 +99,7 @@ class Streams:
 
 
 def encoding_benches(rng):
-    B, S, D, V = 8, 8192, 1024, 8192   # 256 MiB per float32 [B, S, D] tensor: far beyond the caches
+    (B, S, D), V = ENCODING_SHAPE, 8192
     positions = [rng.integers(0, V - 2, size=(B, S)).astype(np.int32) for _ in range(2)]
     xs = rotating(lambda: rng.standard_normal((B, S, D), dtype=np.float32), 2)
     table = rng.standard_normal((V, D), dtype=np.float32)
@@ -123,13 +129,13 @@ def encoding_benches(rng):
               lambda r, s: posattn.sinusoidal(positions[r % 2], D, out=out, schedule=s),
               lambda r: eager_pe(positions[r % 2]),
               lambda s: err(posattn.sinusoidal(small_p, 96, schedule=s), reference.sinusoidal(small_p, 96)),
-              writes_only=True),
+              fill_runs=1),
         Bench("posattn_sinusoidal_f32[half]", 4 * n, "GB/s",
               lambda r, s: posattn.sinusoidal(positions[r % 2], D, layout="half", out=out, schedule=s),
               lambda r: eager_pe(positions[r % 2], "half"),
               lambda s: err(posattn.sinusoidal(small_p, 96, layout="half", schedule=s),
                             reference.sinusoidal(small_p, 96, layout="half")),
-              writes_only=True),
+              fill_runs=2),  # the sine and the cosine halves of each row
         Bench("posattn_sinusoidal_add_f32", 8 * n, "GB/s",
               lambda r, s: posattn.sinusoidal_add(xs[r % 2], positions[r % 2], out=out, schedule=s),
               lambda r: xs[r % 2] + eager_pe(positions[r % 2]),
@@ -190,7 +196,7 @@ def main():
     rng = np.random.default_rng()
     peak = _probes.fma_peak_gflops(THREADS)
     encodings = encoding_benches(rng)
-    streams = Streams(encodings[0].work // 4)
+    streams = Streams(int(np.prod(ENCODING_SHAPE)), ENCODING_SHAPE[-1])
     print(f"machine: {platform.processor() or platform.machine()}, {THREADS} threads; measured FMA peak "
           f"{peak:.1f} GFLOP/s ({_probes.vector_isa}); memory streams over {streams.src.nbytes >> 20} MiB\n")
 
@@ -210,7 +216,7 @@ def main():
         t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
         speed = bench.work / t / 1e9
         row = dict(kernel=bench.name + ".x86", max_error=error, time_ms=t * 1e3, speed=speed, unit=bench.unit,
-                   ratio=ratio, ratio_to_fill=to_fill if bench.writes_only else None,
+                   ratio=ratio, ratio_to_fill=to_fill if bench.fill_runs else None,
                    speedup_vs_adams2019=t_adams / t, speedup_vs_numpy=t_numpy / t,
                    adams2019_max_diff=agreement(bench))
         rows.append(row)

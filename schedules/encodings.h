@@ -7,14 +7,23 @@
 
 namespace posattn {
 
-// pairs(i, s, b): (sine, cosine) of pair i; interleaved_pairs: when true, channels (2i, 2i+1) are pair i.
-inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
-                              const std::vector<Halide::Func> &column_tables = {},
-                              Halide::Func pairs = Halide::Func(), Halide::Expr interleaved_pairs = Halide::Expr()) {
+// out(c, s, b): an elementwise encoding over channels c.
+inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        x86::schedule_encoding(out, column_tables, pairs, interleaved_pairs,
-                               parse_schedule_params<x86::EncodingParams>(params));
+        x86::schedule_encoding(out, parse_schedule_params<x86::EncodingParams>(params));
+        break;
+    }
+}
+
+// out(i, m, s, b): an encoding over a pair view of the channels (pair i, member m), whose
+// members come from pairs(i, s, b), built from the per-pair table column(i). `layouts`: conditions
+// under which the view's strides are constants (one per channel layout).
+inline void schedule_pair_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
+                                   Halide::Func column, Halide::Func pairs, const std::vector<Halide::Expr> &layouts) {
+    switch (target_family(target)) {
+    case TargetFamily::x86:
+        x86::schedule_pair_encoding(out, column, pairs, layouts, parse_schedule_params<x86::EncodingParams>(params));
         break;
     }
 }

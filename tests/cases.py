@@ -50,13 +50,14 @@ def sinusoidal_cases():
                                   f"{layout}-{convention}-P{'x'.join(map(str, shape))}-D{d}-base{base:g}-span{span}",
                                   run))
 
-    def strided_out(rng, schedule):
-        positions = _strided(rng.integers(0, 5000, size=(4, 19)).astype(np.int32), rng)
-        before, after = _untouched(positions)
-        out = np.full((4, 19, 2 * 20), np.nan, np.float32)[..., ::2]
-        posattn.sinusoidal(positions, 20, out=out, schedule=schedule)
-        return out, reference.sinusoidal(positions, 20), SIN_ATOL, SIN_RTOL, before, after
-    cases.append(Case("posattn_sinusoidal_f32", "strided-positions-strided-out-P4x19-D20", strided_out))
+    for layout, d in (("interleaved", 20), ("half", 21)):
+        def strided_out(rng, schedule, layout=layout, d=d):
+            positions = _strided(rng.integers(0, 5000, size=(4, 19)).astype(np.int32), rng)
+            before, after = _untouched(positions)
+            out = np.full((4, 19, 2 * d), np.nan, np.float32)[..., ::2]
+            posattn.sinusoidal(positions, d, layout=layout, out=out, schedule=schedule)
+            return out, reference.sinusoidal(positions, d, layout=layout), SIN_ATOL, SIN_RTOL, before, after
+        cases.append(Case("posattn_sinusoidal_f32", f"{layout}-strided-positions-strided-out-P4x19-D{d}", strided_out))
     return cases
 
 

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,12 +65,16 @@ void for_each_offset(const std::vector<int64_t> &shape, const std::array<const T
     }
 }
 
+// Copies between two views of the same shape, element by element.
+void copy_strided(const Tensor &from, const Tensor &to);
+
 // A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
 // need a unit innermost stride; any other view is packed into a contiguous copy, and an output so
-// packed is written back by finish() only after the kernel succeeded.
+// packed is written back by finish() only after the kernel succeeded. With `pairs`, the channel
+// axis (innermost) becomes two Halide dims, pair i and member m, laid out as `pairs` says.
 class HalideView {
 public:
-    HalideView(const Tensor &t, bool output);
+    HalideView(const Tensor &t, bool output, std::optional<Layout> pairs = std::nullopt);
     HalideView(const HalideView &) = delete;
     HalideView &operator=(const HalideView &) = delete;
     halide_buffer_t *buffer() { return &buffer_; }

@@ -31,6 +31,17 @@ Tensor with_leading_batch(const Tensor &t) {
     return r;
 }
 
+// The view of t's last channel (innermost axis) alone.
+Tensor last_channel(const Tensor &t) {
+    Tensor c = t;
+    size_t axis = t.shape.size() - 1;
+    c.strides = {};
+    for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
+    c.data = static_cast<float *>(t.data) + (t.shape[axis] - 1) * t.stride(axis);
+    c.shape[axis] = 1;
+    return c;
+}
+
 bool empty(const Tensor &t) { return t.numel() == 0; }
 
 // Shapes shared by the encodings: positions [B, S] or [S]/[N]; out [..., D].
@@ -63,14 +74,22 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
     double exponent_step = o.convention == Convention::vaswani ? (pairs ? 1.0 / double(pairs) : 0.0)
                                                                : 1.0 / double(std::max<int64_t>(pairs - 1, 1));
     Tensor out3 = with_leading_batch(out);
-    HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true);
-    KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
-    kernel.arg("positions", pos_view).arg("base", o.base).arg("exponent_step", exponent_step)
-        .arg("half_layout", o.layout == Layout::half).arg("out", out_view);
-    std::optional<HalideView> x_view;
-    if (x) kernel.arg("x", x_view.emplace(*x, false));
-    kernel.run();
-    out_view.finish();
+    if (pairs) {
+        HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true, o.layout);
+        KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
+        kernel.arg("positions", pos_view).arg("base", o.base).arg("exponent_step", exponent_step).arg("out", out_view);
+        std::optional<HalideView> x_view;
+        if (x) kernel.arg("x", x_view.emplace(*x, false, o.layout));
+        kernel.run();
+        out_view.finish();
+    }
+    if (D % 2) {  // the last channel of an odd d is zero (SPEC §1): out = x there, or 0
+        Tensor last = last_channel(out3);
+        if (x) return detail::copy_strided(last_channel(*x), last);
+        detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
+            static_cast<float *>(last.data)[o[0]] = 0.0f;
+        });
+    }
 }
 
 void run_learned(const char *api, const Tensor *x, const Tensor &table, const Tensor &positions, const Tensor &out,

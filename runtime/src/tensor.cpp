@@ -105,9 +105,6 @@ void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
 
-namespace {
-
-// Copies between two views of the same shape, element by element.
 void copy_strided(const Tensor &from, const Tensor &to) {
     int64_t bytes = int64_t(dtype_size(from.dtype));
     for_each_offset<2>(from.shape, {&from, &to}, [&](const std::array<int64_t, 2> &o) {
@@ -116,13 +113,15 @@ void copy_strided(const Tensor &from, const Tensor &to) {
     });
 }
 
+namespace {
+
 bool unit_inner_stride(const Tensor &t) {
     return t.shape.empty() || t.shape.back() <= 1 || t.stride(t.shape.size() - 1) == 1;
 }
 
 }  // namespace
 
-HalideView::HalideView(const Tensor &t, bool output) : user_(t), output_(output) {
+HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs) : user_(t), output_(output) {
     Tensor view = t;
     if (!unit_inner_stride(t)) {
         packed_.resize(size_t(t.numel()) * dtype_size(t.dtype));
@@ -131,17 +130,21 @@ HalideView::HalideView(const Tensor &t, bool output) : user_(t), output_(output)
         if (!output) copy_strided(t, view);
     }
     size_t rank = view.shape.size();
-    dims_.resize(rank);
     for (size_t d = 0; d < rank; d++) {
         size_t axis = rank - 1 - d;
         int64_t stride = d == 0 && view.shape[axis] <= 1 ? 1 : view.stride(axis);
-        dims_[d] = halide_dimension_t(0, int32_t(view.shape[axis]), int32_t(stride));
+        dims_.emplace_back(0, int32_t(view.shape[axis]), int32_t(stride));
+    }
+    if (pairs) {  // channels c = (pair, member) of d/2 pairs; an odd d's last channel is left out
+        int32_t count = dims_[0].extent / 2, interleaved = *pairs == Layout::interleaved;
+        dims_[0] = halide_dimension_t(0, count, interleaved ? 2 : 1);
+        dims_.insert(dims_.begin() + 1, halide_dimension_t(0, 2, interleaved ? 1 : count));
     }
     static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
                                           halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64)};
     buffer_.host = static_cast<uint8_t *>(view.data);
     buffer_.type = types[int(view.dtype)];
-    buffer_.dimensions = int32_t(rank);
+    buffer_.dimensions = int32_t(dims_.size());
     buffer_.dim = dims_.data();
 }
 
