@@ -150,7 +150,38 @@ def encoding_benches(rng):
               lambda r: xs[r % 2] + table[positions[r % 2]],
               lambda s: err(posattn.learned_add(small_x, small_t, small_rows, schedule=s),
                             small_x + reference.learned(small_t, small_rows))),
-    ]
+    ] + simple_benches(positions, xs, out, rng)
+
+
+def simple_benches(positions, xs, out, rng):
+    """The simple encodings (SPEC §3), table and x + PE forms, against float32 eager NumPy."""
+    B, S, D = ENCODING_SHAPE
+    n = B * S * D
+    omega = 10000.0 ** (-np.arange(D) / D)
+    eager = {
+        "integer": lambda p: np.repeat(p[..., None].astype(np.float32), D, axis=-1),
+        "normalized": lambda p: np.repeat((p / p.max(axis=-1, keepdims=True)).astype(np.float32)[..., None], D, -1),
+        "binary": lambda p: ((p[..., None] >> np.minimum(np.arange(D), 31)) & 1).astype(np.float32),
+        "sin_only": lambda p: np.sin(p[..., None].astype(np.float32) * omega.astype(np.float32)),
+    }
+    small_p = rng.integers(0, 2**20, size=(2, 300)).astype(np.int32)
+    small_x = rng.standard_normal((2, 300, 96), dtype=np.float32)
+    benches = []
+    for kind, pe in eager.items():
+        table_fn, add_fn, ref = getattr(posattn, kind), getattr(posattn, kind + "_add"), getattr(reference, kind)
+        benches += [
+            Bench(f"posattn_{kind}_f32", 4 * n, "GB/s",
+                  lambda r, s, fn=table_fn: fn(positions[r % 2], D, out=out, schedule=s),
+                  lambda r, pe=pe: pe(positions[r % 2]),
+                  lambda s, fn=table_fn, ref=ref: float(np.abs(fn(small_p, 96, schedule=s) - ref(small_p, 96)).max()),
+                  fill_runs=1),
+            Bench(f"posattn_{kind}_add_f32", 8 * n, "GB/s",
+                  lambda r, s, fn=add_fn: fn(xs[r % 2], positions[r % 2], out=out, schedule=s),
+                  lambda r, pe=pe: xs[r % 2] + pe(positions[r % 2]),
+                  lambda s, fn=add_fn, ref=ref: float(np.abs(fn(small_x, small_p, schedule=s)
+                                                             - (small_x + ref(small_p, 96))).max())),
+        ]
+    return benches
 
 
 def attention_benches(rng):

@@ -7,11 +7,13 @@
 
 namespace posattn {
 
-// out(c, s, b): an elementwise encoding over channels c.
-inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out) {
+// out(c, s, b): an elementwise encoding over channels c, reading the per-channel tables
+// column_tables(c).
+inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
+                              const std::vector<Halide::Func> &column_tables = {}) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        x86::schedule_encoding(out, parse_schedule_params<x86::EncodingParams>(params));
+        x86::schedule_encoding(out, column_tables, parse_schedule_params<x86::EncodingParams>(params));
         break;
     }
 }

@@ -16,6 +16,11 @@ LEARNED_ATOL, LEARNED_RTOL = 0.0, 2.0**-24
 # - attention: float32 dot products of length D, exp to ~1 ulp, and float32 sums over Lk keys
 #   with an online rescale: a few 1e-6 for unit-variance inputs at these sizes.
 ATTN_ATOL, ATTN_RTOL = 2e-5, 1e-5
+# - integer, binary: p (|p| < 2^31) rounded once to float32, or an exact bit; normalized: one
+#   float64 product rounded to float32; their x + PE forms add one float32 rounding of the sum
+#   (integer: two roundings of half an ulp each; normalized: PE's own, ≤ 2^-24 for PE in [0, 1],
+#   hence the absolute term).
+EXACT_ATOL, ROUNDED_RTOL = 0.0, 2.0**-24
 
 
 def _untouched(*arrays):
@@ -110,6 +115,56 @@ def learned_cases(fused):
     return cases
 
 
+# The simple encodings (SPEC §3), per kind: option variants, positions(rng, shape, d), tolerance.
+SIMPLE_KINDS = {
+    "integer": ([{}], lambda rng, shape, d: rng.integers(-2**31, 2**31 - 1, size=shape), (EXACT_ATOL, 2 * ROUNDED_RTOL)),
+    "normalized": ([dict(mode="minus_one"), dict(mode="length"), dict(length=9000), dict(length=1, mode="minus_one"),
+                    dict(length=1, mode="length")],
+                   lambda rng, shape, d: rng.integers(0, 5000, size=shape), (2.0**-24, ROUNDED_RTOL)),
+    "binary": ([{}, dict(signed=True, msb_first=True), dict(msb_first=True)],
+               lambda rng, shape, d: rng.integers(0, 2**min(d, 31), size=shape), (EXACT_ATOL, ROUNDED_RTOL)),
+    "sin_only": ([{}, dict(base=500.0)], lambda rng, shape, d: rng.integers(-10**6, 10**6, size=shape),
+                 (SIN_ATOL, SIN_RTOL)),
+}
+
+
+def _label(options):
+    return "-".join(f"{k}{v}" for k, v in options.items()) or "default"
+
+
+def simple_cases():
+    cases = []
+    for kind, (variants, make_positions, (atol, rtol)) in SIMPLE_KINDS.items():
+        table_fn, add_fn, ref = getattr(posattn, kind), getattr(posattn, kind + "_add"), getattr(reference, kind)
+        for options in variants:
+            for shape, d in (((37,), 64), ((3, 29), 33), ((5,), 1), ((2, 7), 2)):
+                def run(rng, schedule, shape=shape, d=d, options=options, fn=table_fn, ref=ref,
+                        make_positions=make_positions, atol=atol, rtol=rtol):
+                    positions = make_positions(rng, shape, d).astype(np.int32)
+                    before, after = _untouched(positions)
+                    out = poisoned(shape + (d,))
+                    fn(positions, d, **options, out=out, schedule=schedule)
+                    return out, ref(positions, d, **options), atol, rtol, before, after
+                cases.append(Case(f"posattn_{kind}_f32", f"{_label(options)}-P{'x'.join(map(str, shape))}-D{d}", run))
+            for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
+                                                  ((2, 9, 48), False, True)):
+                def run(rng, schedule, B=B, S=S, D=D, broadcast=broadcast, strided=strided, options=options,
+                        fn=add_fn, ref=ref, make_positions=make_positions, atol=atol, rtol=rtol):
+                    x = rng.standard_normal((B, S, D)).astype(np.float32)
+                    if strided:
+                        x = _strided(x, rng)
+                    positions = make_positions(rng, (S,) if broadcast else (B, S), D).astype(np.int32)
+                    before, after = _untouched(x, positions)
+                    out = poisoned((B, S, D))
+                    fn(x, positions, **options, out=out, schedule=schedule)
+                    expected = x.astype(np.float64) + ref(np.broadcast_to(positions, (B, S)), D, **options)
+                    return out, expected, atol, rtol, before, after
+                name = (f"{_label(options)}-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}"
+                        f"{'-strided' if strided else ''}")
+                cases.append(Case(f"posattn_{kind}_add_f32", name, run))
+    return cases
+
+
 def attention_cases():
     cases = []
     # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout)
@@ -152,4 +207,4 @@ def attention_cases():
 
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + attention_cases())
+            + simple_cases() + attention_cases())

@@ -31,7 +31,8 @@ def tensor(a, data=None, shape=None):
 
 
 lib.posattn_last_error.restype = ctypes.c_char_p
-for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention"):
+for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
+             "posattn_binary", "posattn_binary_add", "posattn_sin_only"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -60,6 +61,26 @@ def test_attention_matches_reference_with_explicit_scale(rng):
                                    ctypes.byref(tensor(lengths)))
     assert status == OK, last_error()
     np.testing.assert_allclose(out, reference.attention(q, k, v, 0.2, True, lengths), atol=2e-5)
+
+
+def test_simple_encodings_match_reference(rng):
+    positions = rng.integers(0, 2**12, size=(2, 9)).astype(np.int32)
+    x = rng.standard_normal((2, 9, 13)).astype(np.float32)
+    out = np.full((2, 9, 13), np.nan, np.float32)
+    calls = [
+        (lib.posattn_integer, (), reference.integer(positions, 13)),
+        (lib.posattn_normalized, (ctypes.c_int64(0), 1), reference.normalized(positions, 13, mode="length")),
+        (lib.posattn_binary, (1, 0), reference.binary(positions, 13, signed=True)),
+        (lib.posattn_sin_only, (ctypes.c_double(500.0),), reference.sin_only(positions, 13, 500.0)),
+    ]
+    for fn, options, expected in calls:
+        out[...] = np.nan
+        assert fn(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)), *options) == OK, last_error()
+        np.testing.assert_allclose(out, expected, rtol=2**-23, atol=1e-6)
+    assert lib.posattn_binary_add(*(ctypes.byref(tensor(a)) for a in (x, positions, out)), 0, 1) == OK, last_error()
+    np.testing.assert_allclose(out, x + reference.binary(positions, 13, msb_first=True), rtol=2**-24)
+    assert lib.posattn_normalized(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)), ctypes.c_int64(0), 5) == INVALID
+    assert "'mode'" in last_error()
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

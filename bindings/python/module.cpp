@@ -63,6 +63,45 @@ posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &la
 
 std::vector<py::ssize_t> shape_of(const py::array &a) { return {a.shape(), a.shape() + a.ndim()}; }
 
+// An encoding call, the table form (x absent: out is positions' shape + [d]) or the fused form
+// (out has x's shape). Runs run(x, positions, out) on tensor views without the GIL.
+template <typename Run>
+py::array encoding(const std::string &api, const std::optional<py::array> &x, const py::array &positions, int64_t d,
+                   std::optional<py::array> out, Run run) {
+    std::vector<py::ssize_t> shape;
+    if (x) {
+        shape = shape_of(*x);
+    } else {
+        if (d < 0) invalid(api, "argument 'd' is " + std::to_string(d) + "; expected d >= 0");
+        shape = shape_of(positions);
+        shape.push_back(d);
+        // The width d exists only here: the C++ API reads it from `out`.
+        if (out && shape_of(*out) != shape)
+            invalid(api, "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " +
+                             shape_string(shape) + " (positions' shape + [d])");
+    }
+    py::array result = output(api, out, shape);
+    std::optional<Tensor> xv;
+    if (x) xv = view(api, *x, "x");
+    Tensor p = view(api, positions, "positions"), o = view(api, result, "out", true);
+    py::gil_scoped_release release;
+    run(xv ? &*xv : nullptr, p, o);
+    return result;
+}
+
+posattn::NormalizedOptions normalized_options(const std::string &api, std::optional<int64_t> length,
+                                              const std::string &mode) {
+    posattn::NormalizedOptions o;
+    if (length) {
+        if (*length < 1) invalid(api, "argument 'length' is " + std::to_string(*length) + "; expected length >= 1");
+        o.length = *length;
+    }
+    if (mode == "minus_one") o.mode = posattn::NormalizedMode::minus_one;
+    else if (mode == "length") o.mode = posattn::NormalizedMode::length;
+    else invalid(api, "argument 'mode' is '" + mode + "'; expected 'minus_one' or 'length'");
+    return o;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_posattn, m) {
@@ -72,19 +111,10 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("sinusoidal",
           [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
              std::optional<py::array> out, std::string schedule) {
-              if (d < 0) invalid("sinusoidal", "argument 'd' is " + std::to_string(d) + "; expected d >= 0");
-              auto shape = shape_of(positions);
-              shape.push_back(d);
-              // The width d exists only here: the C++ API reads it from `out`.
-              if (out && shape_of(*out) != shape)
-                  invalid("sinusoidal", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " +
-                                            shape_string(shape) + " (positions' shape + [d])");
-              py::array result = output("sinusoidal", out, shape);
-              Tensor p = view("sinusoidal", positions, "positions"), o = view("sinusoidal", result, "out", true);
               auto options = sinusoidal_options(base, layout, convention);
-              py::gil_scoped_release release;
-              posattn::sinusoidal(p, o, options, {schedule});
-              return result;
+              return encoding("sinusoidal", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::sinusoidal(p, o, options, {schedule});
+              });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
@@ -93,13 +123,10 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("sinusoidal_add",
           [](py::array x, py::array positions, double base, std::string layout, std::string convention,
              std::optional<py::array> out, std::string schedule) {
-              py::array result = output("sinusoidal_add", out, shape_of(x));
-              Tensor xv = view("sinusoidal_add", x, "x"), p = view("sinusoidal_add", positions, "positions"),
-                     o = view("sinusoidal_add", result, "out", true);
               auto options = sinusoidal_options(base, layout, convention);
-              py::gil_scoped_release release;
-              posattn::sinusoidal_add(xv, p, o, options, {schedule});
-              return result;
+              return encoding("sinusoidal_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::sinusoidal_add(*xv, p, o, options, {schedule});
+              });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
@@ -107,14 +134,11 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("learned",
           [](py::array table, py::array positions, int64_t offset, std::optional<py::array> out, std::string schedule) {
-              auto shape = shape_of(positions);
-              shape.push_back(table.ndim() == 2 ? table.shape(1) : 0);
-              py::array result = output("learned", out, shape);
-              Tensor t = view("learned", table, "table"), p = view("learned", positions, "positions"),
-                     o = view("learned", result, "out", true);
-              py::gil_scoped_release release;
-              posattn::learned(t, p, o, offset, {schedule});
-              return result;
+              Tensor t = view("learned", table, "table");
+              int64_t d = table.ndim() == 2 ? table.shape(1) : 0;
+              return encoding("learned", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::learned(t, p, o, offset, {schedule});
+              });
           },
           py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0, py::arg("out") = py::none(),
           py::arg("schedule") = "hand");
@@ -122,15 +146,89 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("learned_add",
           [](py::array x, py::array table, py::array positions, int64_t offset, std::optional<py::array> out,
              std::string schedule) {
-              py::array result = output("learned_add", out, shape_of(x));
-              Tensor xv = view("learned_add", x, "x"), t = view("learned_add", table, "table"),
-                     p = view("learned_add", positions, "positions"), o = view("learned_add", result, "out", true);
-              py::gil_scoped_release release;
-              posattn::learned_add(xv, t, p, o, offset, {schedule});
-              return result;
+              Tensor t = view("learned_add", table, "table");
+              return encoding("learned_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::learned_add(*xv, t, p, o, offset, {schedule});
+              });
           },
           py::arg("x"), py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0,
           py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("integer",
+          [](py::array positions, int64_t d, std::optional<py::array> out, std::string schedule) {
+              return encoding("integer", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::integer(p, o, {schedule});
+              });
+          },
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("integer_add",
+          [](py::array x, py::array positions, std::optional<py::array> out, std::string schedule) {
+              return encoding("integer_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::integer_add(*xv, p, o, {schedule});
+              });
+          },
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("normalized",
+          [](py::array positions, int64_t d, std::optional<int64_t> length, std::string mode,
+             std::optional<py::array> out, std::string schedule) {
+              auto options = normalized_options("normalized", length, mode);
+              return encoding("normalized", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::normalized(p, o, options, {schedule});
+              });
+          },
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("length") = py::none(),
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("normalized_add",
+          [](py::array x, py::array positions, std::optional<int64_t> length, std::string mode,
+             std::optional<py::array> out, std::string schedule) {
+              auto options = normalized_options("normalized_add", length, mode);
+              return encoding("normalized_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::normalized_add(*xv, p, o, options, {schedule});
+              });
+          },
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("length") = py::none(),
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("binary",
+          [](py::array positions, int64_t d, bool signed_values, bool msb_first, std::optional<py::array> out,
+             std::string schedule) {
+              return encoding("binary", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::binary(p, o, {signed_values, msb_first}, {schedule});
+              });
+          },
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("binary_add",
+          [](py::array x, py::array positions, bool signed_values, bool msb_first, std::optional<py::array> out,
+             std::string schedule) {
+              return encoding("binary_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::binary_add(*xv, p, o, {signed_values, msb_first}, {schedule});
+              });
+          },
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("sin_only",
+          [](py::array positions, int64_t d, double base, std::optional<py::array> out, std::string schedule) {
+              return encoding("sin_only", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+                  posattn::sin_only(p, o, base, {schedule});
+              });
+          },
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("sin_only_add",
+          [](py::array x, py::array positions, double base, std::optional<py::array> out, std::string schedule) {
+              return encoding("sin_only_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
+                  posattn::sin_only_add(*xv, p, o, base, {schedule});
+              });
+          },
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
 
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,

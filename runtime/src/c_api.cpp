@@ -57,6 +57,13 @@ posattn::SinusoidalOptions sinusoidal_options(double base, int32_t layout, int32
             convention == POSATTN_T2T ? posattn::Convention::t2t : posattn::Convention::vaswani};
 }
 
+posattn::NormalizedOptions normalized_options(int64_t length, int32_t mode) {
+    if (mode != POSATTN_NORMALIZED_MINUS_ONE && mode != POSATTN_NORMALIZED_LENGTH)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'mode' is " + std::to_string(mode) + "; expected 0 (minus_one) or 1 (length)");
+    return {length, mode == POSATTN_NORMALIZED_LENGTH ? posattn::NormalizedMode::length : posattn::NormalizedMode::minus_one};
+}
+
 }  // namespace
 
 extern "C" {
@@ -86,6 +93,53 @@ posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor
     return guarded([&] {
         posattn::learned_add(view(x, "x"), view(table, "table"), view(positions, "positions"), view(out, "out"), offset);
     });
+}
+
+posattn_status posattn_integer(const posattn_tensor *positions, const posattn_tensor *out) {
+    return guarded([&] { posattn::integer(view(positions, "positions"), view(out, "out")); });
+}
+
+posattn_status posattn_integer_add(const posattn_tensor *x, const posattn_tensor *positions, const posattn_tensor *out) {
+    return guarded([&] { posattn::integer_add(view(x, "x"), view(positions, "positions"), view(out, "out")); });
+}
+
+posattn_status posattn_normalized(const posattn_tensor *positions, const posattn_tensor *out, int64_t length,
+                                  int32_t mode) {
+    return guarded([&] {
+        posattn::normalized(view(positions, "positions"), view(out, "out"), normalized_options(length, mode));
+    });
+}
+
+posattn_status posattn_normalized_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                      const posattn_tensor *out, int64_t length, int32_t mode) {
+    return guarded([&] {
+        posattn::normalized_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
+                                normalized_options(length, mode));
+    });
+}
+
+posattn_status posattn_binary(const posattn_tensor *positions, const posattn_tensor *out, int32_t signed_values,
+                              int32_t msb_first) {
+    return guarded([&] {
+        posattn::binary(view(positions, "positions"), view(out, "out"), {signed_values != 0, msb_first != 0});
+    });
+}
+
+posattn_status posattn_binary_add(const posattn_tensor *x, const posattn_tensor *positions, const posattn_tensor *out,
+                                  int32_t signed_values, int32_t msb_first) {
+    return guarded([&] {
+        posattn::binary_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
+                            {signed_values != 0, msb_first != 0});
+    });
+}
+
+posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_tensor *out, double base) {
+    return guarded([&] { posattn::sin_only(view(positions, "positions"), view(out, "out"), base); });
+}
+
+posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                    const posattn_tensor *out, double base) {
+    return guarded([&] { posattn::sin_only_add(view(x, "x"), view(positions, "positions"), view(out, "out"), base); });
 }
 
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,

@@ -29,10 +29,18 @@ inline Halide::Var parallel_rows(Halide::Func out, Halide::Var s, Halide::Var b,
     return row;
 }
 
-inline void schedule_encoding(Halide::Func out, const EncodingParams &p = {}) {
+// Per-channel tables, computed once per call.
+inline void schedule_column_tables(const std::vector<Halide::Func> &tables, const EncodingParams &p) {
+    for (Halide::Func t : tables)
+        t.compute_root().vectorize(t.args()[0], p.vector_width, Halide::TailStrategy::GuardWithIf);
+}
+
+inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
+                              const EncodingParams &p = {}) {
     Halide::Var c = out.args()[0];
     parallel_rows(out, out.args()[1], out.args()[2], p);
     out.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    schedule_column_tables(column_tables, p);
 }
 
 // A vector of pairs is computed once and stored as its two members, so that the stores overlap
@@ -48,7 +56,7 @@ inline void schedule_pair_encoding(Halide::Func out, Halide::Func column, Halide
     out.reorder(m, i).vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
     for (const Expr &layout : layouts) out.specialize(layout);
     pairs.compute_at(out, i).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
-    column.compute_root().vectorize(column.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+    schedule_column_tables({column}, p);
 }
 
 }  // namespace posattn::x86

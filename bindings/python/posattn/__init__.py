@@ -9,7 +9,8 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "attention", "kernels", "learned", "learned_add", "set_num_threads",
+__all__ = ["Error", "attention", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+           "learned_add", "normalized", "normalized_add", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
 
@@ -52,6 +53,53 @@ def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand"):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.learned_add(_array(x), _array(table), _int32(positions, "learned_add", "positions"),
                                 offset=offset, out=out, schedule=schedule)
+
+
+def integer(positions, d, *, out=None, schedule="hand"):
+    """PE = p on every channel (SPEC §3): positions [N] or [B, S] -> float32 [..., d]."""
+    return _posattn.integer(_int32(positions, "integer", "positions"), d, out=out, schedule=schedule)
+
+
+def integer_add(x, positions, *, out=None, schedule="hand"):
+    """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
+    return _posattn.integer_add(_array(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule)
+
+
+def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand"):
+    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (SPEC §3), where L is
+    `length`, or else the largest position + 1 of each sequence."""
+    return _posattn.normalized(_int32(positions, "normalized", "positions"), d, length=length, mode=mode, out=out,
+                               schedule=schedule)
+
+
+def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand"):
+    """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
+    return _posattn.normalized_add(_array(x), _int32(positions, "normalized_add", "positions"), length=length,
+                                   mode=mode, out=out, schedule=schedule)
+
+
+def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand"):
+    """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (SPEC §3); every
+    position must satisfy 0 <= p < 2^d."""
+    return _posattn.binary(_int32(positions, "binary", "positions"), d, signed=signed, msb_first=msb_first,
+                           out=out, schedule=schedule)
+
+
+def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand"):
+    """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
+    return _posattn.binary_add(_array(x), _int32(positions, "binary_add", "positions"), signed=signed,
+                               msb_first=msb_first, out=out, schedule=schedule)
+
+
+def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand"):
+    """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (SPEC §3)."""
+    return _posattn.sin_only(_int32(positions, "sin_only", "positions"), d, base=base, out=out, schedule=schedule)
+
+
+def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand"):
+    """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
+    return _posattn.sin_only_add(_array(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
+                                 schedule=schedule)
 
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, out=None, schedule="hand"):

@@ -2,6 +2,9 @@
 
 They favour clarity over speed: no tiling, the full score matrix, float64 throughout.
 """
+import math
+import operator
+
 import numpy as np
 
 
@@ -68,3 +71,263 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None):
     total = weights.sum(axis=-1, keepdims=True)
     weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
     return np.einsum("bhij,bhjd->bhid", weights, v)
+
+
+def integer(positions, d):
+    """PE[..., c] = p for every channel (SPEC §3); unbounded."""
+    p = np.asarray(positions, dtype=np.float64)
+    return np.repeat(p[..., None], d, axis=-1)
+
+
+def normalized(positions, d, length=None, mode="minus_one"):
+    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') in every channel (SPEC §3).
+    positions [S] or [B, S]; L = length (an int or one per sequence, [B]), else max(p)+1 per sequence."""
+    p = np.asarray(positions, dtype=np.float64)
+    if length is None:
+        L = p.max(axis=-1, keepdims=True) + 1
+    else:
+        L = np.asarray(length, dtype=np.float64)
+        L = L[:, None] if L.ndim == 1 else L
+    if np.any(L < 1):
+        raise ValueError("normalized: sequence length must be >= 1")
+    if mode == "minus_one":
+        value = np.where(L > 1, p / np.maximum(L - 1, 1), 0.0)
+    elif mode == "length":
+        value = p / L
+    else:
+        raise ValueError(f"normalized: unknown mode {mode!r}")
+    return np.repeat(value[..., None], d, axis=-1)
+
+
+def binary(positions, d, signed=False, msb_first=False):
+    """PE[..., b] = (p >> b) & 1, LSB first, or bit d−1−b with msb_first; signed maps {0,1} → {−1,+1}
+    (SPEC §3). Requires 0 ≤ p < 2^d; bits are taken from Python ints, so any d works."""
+    p = np.asarray(positions)
+    values = [operator.index(v) for v in p.ravel().tolist()]
+    if any(v < 0 or v >> d for v in values):
+        raise ValueError(f"binary: positions must lie in [0, 2^{d})")
+    bits = np.array([[(v >> b) & 1 for b in range(d)] for v in values], dtype=np.float64)
+    bits = bits.reshape(p.shape + (d,))
+    if msb_first:
+        bits = bits[..., ::-1]
+    return 2.0 * bits - 1.0 if signed else bits
+
+
+def sin_only(positions, d, base=10000.0):
+    """PE[..., i] = sin(p · base^(−i/d)), i = 0 … d−1 (SPEC §3)."""
+    p = np.asarray(positions, dtype=np.float64)
+    return np.sin(p[..., None] * float(base) ** (-np.arange(d) / d))
+
+
+def complex_order(token_ids, positions, amplitude, frequency, phase=None):
+    """(real, imag) of f(w,p)_c = r_{w,c}·exp(i(ω_{w,c}·p + θ_{w,c})), each [..., d] (SPEC §4);
+    phase=None is the public code's θ = 0."""
+    ids = np.asarray(token_ids, dtype=np.int64)
+    r = np.asarray(amplitude, dtype=np.float64)
+    omega = np.asarray(frequency, dtype=np.float64)
+    theta = np.zeros_like(r) if phase is None else np.asarray(phase, dtype=np.float64)
+    if r.ndim != 2 or omega.shape != r.shape or theta.shape != r.shape:
+        raise ValueError("complex_order: amplitude, frequency and phase must be [V, d] tables")
+    if ids.size and (ids.min() < 0 or ids.max() >= r.shape[0]):
+        raise IndexError("complex_order: token id outside the vocabulary")
+    angle = omega[ids] * np.asarray(positions, dtype=np.float64)[..., None] + theta[ids]
+    return r[ids] * np.cos(angle), r[ids] * np.sin(angle)
+
+
+def complex_order_frequency_init(vocab, d, kind="translation"):
+    """ω table [vocab, d] (SPEC §4): 'translation' (Models.py, frozen) ω[w,c] = 10000^(−2⌊c/2⌋/d) for
+    every word; 'classification' (FastText Complex_order.py, trainable) ω[w,c] = w·10000^(−2c/d)."""
+    c = np.arange(d)
+    if kind == "translation":
+        row = 10000.0 ** (-2.0 * (c // 2) / d)
+        return np.tile(row, (vocab, 1))
+    if kind == "classification":
+        return np.arange(vocab, dtype=np.float64)[:, None] * 10000.0 ** (-2.0 * c / d)
+    raise ValueError(f"complex_order_frequency_init: unknown kind {kind!r}")
+
+
+def _ode_step(f, method, t, y, h):
+    """One fixed step of size h from (t, y)."""
+    if method == "euler":
+        return y + h * f(t, y)
+    if method == "midpoint":
+        return y + h * f(t + h / 2, y + h / 2 * f(t, y))
+    k1 = f(t, y)
+    if method == "rk4":
+        k2 = f(t + h / 2, y + h / 2 * k1)
+        k3 = f(t + h / 2, y + h / 2 * k2)
+        k4 = f(t + h, y + h * k3)
+        return y + h * (k1 + 2 * k2 + 2 * k3 + k4) / 6
+    # rk4_38: the same stages and weights as torchdiffeq rk_common.rk4_alt_step_func (checked against
+    # its source): k2 = f(t+h/3, y+h·k1/3), k3 = f(t+2h/3, y+h(k2−k1/3)), k4 = f(t+h, y+h(k1−k2+k3)),
+    # increment (k1 + 3(k2+k3) + k4)·h/8.
+    k2 = f(t + h / 3, y + h * k1 / 3)
+    k3 = f(t + 2 * h / 3, y + h * (k2 - k1 / 3))
+    k4 = f(t + h, y + h * (k1 - k2 + k3))
+    return y + h * (k1 + 3 * (k2 + k3) + k4) / 8
+
+
+def floater(num_positions, p0, W1, b1, W2, b2, dt=0.01, substeps=5, method="rk4_38"):
+    """p(n·dt) for n = 0 … num_positions−1 with dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0
+    (SPEC §5). p0 [d] or [batch, d]; W1 [hidden, d+1], W2 [d, hidden+1] (torch [out, in]).
+    `substeps` fixed steps of dt/substeps per position at absolute times; returns [(batch,) N, d]."""
+    p0 = np.asarray(p0, dtype=np.float64)
+    W1, b1, W2, b2 = (np.asarray(a, dtype=np.float64) for a in (W1, b1, W2, b2))
+    d, hidden = p0.shape[-1], W1.shape[0]
+    if W1.shape != (hidden, d + 1) or b1.shape != (hidden,) or W2.shape != (d, hidden + 1) \
+            or b2.shape != (d,):
+        raise ValueError("floater: expected W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]")
+    if method not in ("rk4_38", "rk4", "midpoint", "euler"):
+        raise ValueError(f"floater: unknown method {method!r}")
+    if substeps < 1 or num_positions < 0:
+        raise ValueError("floater: substeps must be >= 1 and num_positions >= 0")
+
+    def field(t, p):
+        t_col = np.full(p.shape[:-1] + (1,), t)
+        hid = np.maximum(np.concatenate([p, t_col], axis=-1) @ W1.T + b1, 0.0)
+        return np.concatenate([hid, t_col], axis=-1) @ W2.T + b2
+
+    h = dt / substeps
+    out = np.empty(p0.shape[:-1] + (num_positions, d))
+    y = p0
+    for n in range(num_positions):
+        if n:
+            for k in range(substeps):
+                y = _ode_step(field, method, ((n - 1) * substeps + k) * h, y, h)
+        out[..., n, :] = y
+    return out
+
+
+def rope_inv_freq(rotary_dim, base=10000.0, scaling=None, seq_len=None):
+    """(inv_freq [r/2], attention_factor) for RoPE (SPEC §6): inv_c = base^(−2c/r), then the scaling
+    {'type': linear | ntk | dynamic | yarn | llama3 | longrope, …} as HF ROPE_INIT_FUNCTIONS."""
+    r = rotary_dim
+    if r <= 0 or r % 2:
+        raise ValueError(f"rope_inv_freq: rotary_dim must be even and > 0, got {r}")
+    exponent = np.arange(0, r, 2) / r
+    inv = float(base) ** -exponent
+    if scaling is None:
+        return inv, 1.0
+    kind = scaling.get("type")
+
+    def need(key):
+        if key not in scaling:
+            raise ValueError(f"rope_inv_freq: scaling type {kind!r} needs {key!r}")
+        return scaling[key]
+
+    if kind == "linear":
+        return inv / need("factor"), 1.0
+    if kind in ("ntk", "dynamic"):
+        if r <= 2:
+            raise ValueError(f"rope_inv_freq: {kind} scaling needs rotary_dim > 2")
+        factor = need("factor")
+        if kind == "dynamic":
+            L0 = need("original_max_position_embeddings")
+            L = seq_len if seq_len is not None and seq_len > L0 else L0
+            factor = factor * L / L0 - (factor - 1)
+        return (float(base) * factor ** (r / (r - 2))) ** -exponent, 1.0
+    if kind == "yarn":
+        factor, L0 = need("factor"), need("original_max_position_embeddings")
+
+        def get_mscale(scale, m=1):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+        af = scaling.get("attention_factor")
+        if af is None:
+            ms, ms_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
+            af = get_mscale(factor, ms) / get_mscale(factor, ms_all) if ms and ms_all else get_mscale(factor)
+
+        def corr(n_rot):
+            return r * math.log(L0 / (2 * math.pi * n_rot)) / (2 * math.log(base))
+
+        low, high = corr(scaling.get("beta_fast") or 32), corr(scaling.get("beta_slow") or 1)
+        if scaling.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, r - 1)
+        if low == high:
+            high += 0.001
+        gamma = np.clip((np.arange(r // 2) - low) / (high - low), 0.0, 1.0)
+        return gamma * inv / factor + (1 - gamma) * inv, float(af)
+    if kind == "llama3":
+        factor, L0 = need("factor"), need("original_max_position_embeddings")
+        lf, hf = need("low_freq_factor"), need("high_freq_factor")
+        wavelen = 2 * math.pi / inv
+        s = (L0 / wavelen - lf) / (hf - lf)
+        smoothed = (1 - s) * inv / factor + s * inv
+        return np.where(wavelen > L0 / lf, inv / factor, np.where(wavelen < L0 / hf, inv, smoothed)), 1.0
+    if kind == "longrope":
+        L0 = need("original_max_position_embeddings")
+        if "factor" in scaling:
+            factor = scaling["factor"]
+        elif "max_position_embeddings" in scaling:
+            factor = scaling["max_position_embeddings"] / L0
+        else:
+            raise ValueError("rope_inv_freq: scaling type 'longrope' needs 'factor' or "
+                             "'max_position_embeddings'")
+        key = "long_factor" if seq_len is not None and seq_len > L0 else "short_factor"
+        ext = np.asarray(need(key), dtype=np.float64)
+        if ext.shape != inv.shape:
+            raise ValueError(f"rope_inv_freq: {key!r} must have rotary_dim/2 = {r // 2} entries")
+        af = scaling.get("attention_factor")
+        if af is None:
+            af = 1.0 if factor <= 1 else math.sqrt(1 + math.log(factor) / math.log(L0))
+        return inv / ext, float(af)
+    raise ValueError(f"rope_inv_freq: unknown scaling type {kind!r}")
+
+
+def rope(x, positions, inv_freq, attention_factor=1.0, layout="neox", rotary_dim=None):
+    """Rotate pair c of x [B, H, L, D] by θ = p·inv_freq_c, times attention_factor (SPEC §6).
+    positions [L] or [B, L]; pairs (x[c], x[c+r/2]) for 'neox', (x[2c], x[2c+1]) for 'gptj';
+    channels ≥ rotary_dim pass through unchanged."""
+    x = np.asarray(x, dtype=np.float64)
+    r = x.shape[-1] if rotary_dim is None else rotary_dim
+    if r <= 0 or r % 2 or r > x.shape[-1]:
+        raise ValueError(f"rope: rotary_dim must be even, > 0 and <= D, got {r}")
+    inv = np.asarray(inv_freq, dtype=np.float64)
+    if inv.shape != (r // 2,):
+        raise ValueError(f"rope: inv_freq must have rotary_dim/2 = {r // 2} entries")
+    if layout == "neox":
+        ia, ib = np.arange(r // 2), np.arange(r // 2, r)
+    elif layout == "gptj":
+        ia, ib = np.arange(0, r, 2), np.arange(1, r, 2)
+    else:
+        raise ValueError(f"rope: unknown layout {layout!r}")
+    p = np.asarray(positions, dtype=np.float64)
+    theta = (p[:, None] if p.ndim == 2 else p)[..., None] * inv  # [L, r/2] or [B, 1, L, r/2]
+    a, b = x[..., ia], x[..., ib]
+    out = x.copy()
+    out[..., ia] = attention_factor * (a * np.cos(theta) - b * np.sin(theta))
+    out[..., ib] = attention_factor * (b * np.cos(theta) + a * np.sin(theta))
+    return out
+
+
+def alibi_slopes(n):
+    """ALiBi head slopes (SPEC §7): (2^(−8/n))^(h+1) for a power of two n, else
+    slopes(c) ++ slopes(2c)[0::2][:n−c] with c = 2^⌊log2 n⌋ (not sorted)."""
+    if n < 1:
+        raise ValueError(f"alibi_slopes: need n >= 1, got {n}")
+
+    def power_of_two(k):
+        return 2.0 ** (-8.0 * np.arange(1, k + 1) / k)
+
+    c = 1 << (operator.index(n).bit_length() - 1)
+    if c == n:
+        return power_of_two(n)
+    return np.concatenate([power_of_two(c), power_of_two(2 * c)[0::2][:n - c]])
+
+
+def alibi_bias(slopes, Lq, Lk, form="relative"):
+    """[H, Lq, Lk] bias for query row r at absolute position i = r + Lk − Lq and key j (SPEC §7):
+    'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|."""
+    m = np.asarray(slopes, dtype=np.float64)[:, None, None]
+    i = np.arange(Lq)[:, None] + (Lk - Lq)
+    j = np.arange(Lk)[None, :]
+    if form == "relative":
+        offset = j - i
+    elif form == "key_position":
+        offset = np.broadcast_to(j, (Lq, Lk))
+    elif form == "symmetric":
+        offset = -np.abs(i - j)
+    else:
+        raise ValueError(f"alibi_bias: unknown form {form!r}")
+    return m * offset

@@ -45,6 +45,28 @@ posattn_status posattn_learned(const posattn_tensor *table, const posattn_tensor
                                const posattn_tensor *out, int64_t offset);
 posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor *table,
                                    const posattn_tensor *positions, const posattn_tensor *out, int64_t offset);
+/* The simple encodings (SPEC §3); the _add forms compute out = x + PE. */
+typedef enum posattn_normalized_mode {
+    POSATTN_NORMALIZED_MINUS_ONE = 0, /* p/(L-1) */
+    POSATTN_NORMALIZED_LENGTH = 1     /* p/L */
+} posattn_normalized_mode;
+
+posattn_status posattn_integer(const posattn_tensor *positions, const posattn_tensor *out);
+posattn_status posattn_integer_add(const posattn_tensor *x, const posattn_tensor *positions, const posattn_tensor *out);
+/* length: L, or 0 for the largest position + 1 of each sequence. */
+posattn_status posattn_normalized(const posattn_tensor *positions, const posattn_tensor *out, int64_t length,
+                                  int32_t mode);
+posattn_status posattn_normalized_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                      const posattn_tensor *out, int64_t length, int32_t mode);
+/* signed_values, msb_first: 0 or 1. */
+posattn_status posattn_binary(const posattn_tensor *positions, const posattn_tensor *out, int32_t signed_values,
+                              int32_t msb_first);
+posattn_status posattn_binary_add(const posattn_tensor *x, const posattn_tensor *positions, const posattn_tensor *out,
+                                  int32_t signed_values, int32_t msb_first);
+posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_tensor *out, double base);
+posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
+                                    const posattn_tensor *out, double base);
+
 /* scale: NULL for 1/sqrt(D). key_lengths: NULL for no padding. causal: 0 or 1. */
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,

@@ -69,6 +69,38 @@ void learned(const Tensor &table, const Tensor &positions, const Tensor &out, in
 void learned_add(const Tensor &x, const Tensor &table, const Tensor &positions, const Tensor &out,
                  int64_t offset = 0, const CallOptions &call = {});
 
+// The simple encodings (SPEC §3). Table forms: positions int32 [N] or [B, S] → out float32
+// [..., D]. Fused forms (`_add`): out = x + PE; x, out [B, S, D]; positions [B, S] or [S].
+
+// PE = p on every channel.
+void integer(const Tensor &positions, const Tensor &out, const CallOptions &call = {});
+void integer_add(const Tensor &x, const Tensor &positions, const Tensor &out, const CallOptions &call = {});
+
+enum class NormalizedMode { minus_one, length };
+struct NormalizedOptions {
+    int64_t length = 0;  // L; 0: the largest position + 1 of each sequence
+    NormalizedMode mode = NormalizedMode::minus_one;  // p/(L−1) (L = 1 gives 0), or p/L
+};
+void normalized(const Tensor &positions, const Tensor &out, const NormalizedOptions &options = {},
+                const CallOptions &call = {});
+void normalized_add(const Tensor &x, const Tensor &positions, const Tensor &out,
+                    const NormalizedOptions &options = {}, const CallOptions &call = {});
+
+// PE[c] = bit c of p (LSB first, or MSB first), {0, 1} or signed {−1, +1}. 0 <= p < 2^D, else an error.
+struct BinaryOptions {
+    bool signed_values = false;
+    bool msb_first = false;
+};
+void binary(const Tensor &positions, const Tensor &out, const BinaryOptions &options = {},
+            const CallOptions &call = {});
+void binary_add(const Tensor &x, const Tensor &positions, const Tensor &out, const BinaryOptions &options = {},
+                const CallOptions &call = {});
+
+// PE[c] = sin(p · base^(−c/D)), c = 0 … D−1.
+void sin_only(const Tensor &positions, const Tensor &out, double base = 10000.0, const CallOptions &call = {});
+void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base = 10000.0,
+                  const CallOptions &call = {});
+
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D)
     bool causal = false;                 // bottom-right aligned (SPEC §0)

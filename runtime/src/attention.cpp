@@ -1,0 +1,90 @@
+// Fused attention: validate → select → call. Nothing is written before validation passes.
+#include <cmath>
+
+#include "internal.h"
+
+namespace posattn {
+
+using detail::Checker;
+using detail::HalideView;
+using detail::KernelCall;
+
+namespace {
+
+// Rejects NaN and ±Inf. Rows are scanned by a branch-free loop on the exponent bits (which the
+// compiler vectorizes), so the check costs a fraction of one pass over memory.
+void check_finite_values(const Checker &check, const Tensor &t, const char *name) {
+    if (t.numel() == 0) return;
+    Tensor rows = t;  // every dim but the innermost
+    rows.shape.pop_back();
+    rows.strides = {};
+    for (size_t d = 0; d + 1 < t.shape.size(); d++) rows.strides.push_back(t.stride(d));
+    const int64_t n = t.shape.back(), step = t.stride(t.shape.size() - 1);
+    const uint32_t *bits = static_cast<const uint32_t *>(t.data);
+    detail::for_each_offset<1>(rows.shape, {&rows}, [&](const std::array<int64_t, 1> &o) {
+        uint32_t non_finite = 0;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[o[0] + e * step] & 0x7f800000u) == 0x7f800000u;
+        if (non_finite)
+            check.fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
+    });
+}
+
+}  // namespace
+
+void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
+               const CallOptions &call) {
+    Checker check("attention");
+    check.tensor(q, "q", DType::float32, {4});
+    check.tensor(k, "k", DType::float32, {4});
+    check.tensor(v, "v", DType::float32, {4});
+    check.tensor(out, "out", DType::float32, {4});
+    int64_t B = q.shape[0], Hq = q.shape[1], Lq = q.shape[2], D = q.shape[3];
+    int64_t Hkv = k.shape[1], Lk = k.shape[2], Dv = v.shape[3];
+    check.dim(k, "k", 0, B, "B, q's dimension 0");
+    check.dim(k, "k", 3, D, "D, q's dimension 3");
+    check.dim(v, "v", 0, B, "B, q's dimension 0");
+    check.dim(v, "v", 1, Hkv, "Hkv, k's dimension 1");
+    check.dim(v, "v", 2, Lk, "Lk, k's dimension 2");
+    if (Hkv == 0 ? Hq != 0 : Hq % Hkv != 0)
+        check.fail("q has " + std::to_string(Hq) + " heads and k has " + std::to_string(Hkv) +
+                   "; expected q's heads (dimension 1) to be a multiple of k's (GQA/MQA)");
+    for (auto [axis, extent, what] : {std::tuple{0, B, "B"}, {1, Hq, "Hq"}, {2, Lq, "Lq"}, {3, Dv, "Dv, v's dimension 3"}})
+        check.dim(out, "out", size_t(axis), extent, what);
+    check.output(out, "out");
+    if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
+    double scale = o.scale.value_or(1.0 / std::sqrt(double(D)));
+    check.finite(scale, "scale");
+    // Key lengths as the kernel takes them: contiguous, Lk where not given.
+    std::vector<int32_t> lengths(static_cast<size_t>(B), static_cast<int32_t>(Lk));
+    if (o.key_lengths) {
+        const Tensor &given = *o.key_lengths;
+        check.tensor(given, "key_lengths", DType::int32, {1});
+        check.dim(given, "key_lengths", 0, B, "B, q's dimension 0");
+        for (int64_t b = 0; b < B; b++) {
+            int32_t n = static_cast<const int32_t *>(given.data)[b * given.stride(0)];
+            if (n < 0 || n > Lk)
+                check.fail("argument 'key_lengths' holds " + std::to_string(n) + " at batch " + std::to_string(b) +
+                           "; expected 0 <= key_lengths[b] <= Lk = " + std::to_string(Lk));
+            lengths[size_t(b)] = n;
+        }
+    }
+    check_finite_values(check, q, "q");
+    check_finite_values(check, k, "k");
+    check_finite_values(check, v, "v");
+    if (out.numel() == 0) return;
+
+    if (Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
+        float *data = static_cast<float *>(out.data);
+        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &o) { data[o[0]] = 0.0f; });
+        return;
+    }
+    HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
+    HalideView len_view(Tensor{lengths.data(), DType::int32, {B}, {}}, false);
+    KernelCall kernel("posattn_attn_plain_f32", call);
+    kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
+        .arg("scale", float(scale)).arg("causal", o.causal).arg("out", out_view);
+    kernel.run();
+    out_view.finish();
+}
+
+}  // namespace posattn

@@ -1,0 +1,263 @@
+// The absolute encodings: validate → select → call. Nothing is written before validation passes.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "internal.h"
+
+namespace posattn {
+
+using detail::Checker;
+using detail::HalideView;
+using detail::KernelCall;
+
+namespace {
+
+// Positions as the kernels take them: [B, S]. A 1-D [N] table request becomes [1, N]; a 1-D
+// [S] positions tensor of a fused call is broadcast over the batch with a zero stride.
+Tensor positions_2d(const Tensor &positions, int64_t batch) {
+    Tensor p = positions;
+    if (p.shape.size() == 1) {
+        p.strides = {0, positions.stride(0)};
+        p.shape = {batch, positions.shape[0]};
+    }
+    return p;
+}
+
+Tensor with_leading_batch(const Tensor &t) {
+    Tensor r = t;
+    if (r.shape.size() == 2) {
+        r.strides = {0, t.stride(0), t.stride(1)};
+        r.shape.insert(r.shape.begin(), 1);
+    }
+    return r;
+}
+
+// The view of t's last channel (innermost axis) alone.
+Tensor last_channel(const Tensor &t) {
+    Tensor c = t;
+    size_t axis = t.shape.size() - 1;
+    c.strides = {};
+    for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
+    c.data = static_cast<float *>(t.data) + (t.shape[axis] - 1) * t.stride(axis);
+    c.shape[axis] = 1;
+    return c;
+}
+
+// Shapes shared by the encodings: positions [B, S] or [S]/[N]; out [..., D].
+void check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out) {
+    check.tensor(positions, "positions", DType::int32, {1, 2});
+    if (x) {
+        check.tensor(*x, "x", DType::float32, {3});
+        check.tensor(out, "out", DType::float32, {3});
+        for (size_t a = 0; a < 3; a++) check.dim(out, "out", a, x->shape[a], "x's shape " + shape_string(x->shape));
+        size_t r = positions.shape.size();
+        check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
+        if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
+    } else {
+        check.tensor(out, "out", DType::float32, {positions.shape.size() + 1});
+        for (size_t a = 0; a < positions.shape.size(); a++)
+            check.dim(out, "out", a, positions.shape[a], "positions' shape " + shape_string(positions.shape));
+    }
+    check.output(out, "out");
+}
+
+// One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
+// call; `bind` adds the kernel's own arguments.
+template <typename Bind>
+void run_elementwise(const std::string &function, const Tensor *x, const Tensor &positions, const Tensor &out,
+                     const CallOptions &call, Bind bind) {
+    Tensor out3 = with_leading_batch(out);
+    HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true);
+    KernelCall kernel(function, call);
+    kernel.arg("positions", pos_view).arg("out", out_view);
+    std::optional<HalideView> x_view;
+    if (x) kernel.arg("x", x_view.emplace(*x, false));
+    bind(kernel);
+    kernel.run();
+    out_view.finish();
+}
+
+// Calls fn(b, position) for every position of every sequence b of positions_2d(positions, batch).
+template <typename Fn>
+void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
+    Tensor p = positions_2d(positions, batch);
+    const int32_t *data = static_cast<const int32_t *>(p.data);
+    for (int64_t b = 0; b < p.shape[0]; b++)
+        for (int64_t s = 0; s < p.shape[1]; s++) fn(b, data[b * p.stride(0) + s * p.stride(1)]);
+}
+
+void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
+                    const SinusoidalOptions &o, const CallOptions &call) {
+    Checker check(api);
+    check_encoding(check, x, positions, out);
+    check.finite(o.base, "base");
+    if (o.base <= 0) check.fail("argument 'base' is " + std::to_string(o.base) + "; expected base > 0");
+    if (out.numel() == 0) return;
+
+    int64_t D = out.shape.back(), pairs = D / 2;
+    double exponent_step = o.convention == Convention::vaswani ? (pairs ? 1.0 / double(pairs) : 0.0)
+                                                               : 1.0 / double(std::max<int64_t>(pairs - 1, 1));
+    Tensor out3 = with_leading_batch(out);
+    if (pairs) {
+        HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true, o.layout);
+        KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
+        kernel.arg("positions", pos_view).arg("base", o.base).arg("exponent_step", exponent_step).arg("out", out_view);
+        std::optional<HalideView> x_view;
+        if (x) kernel.arg("x", x_view.emplace(*x, false, o.layout));
+        kernel.run();
+        out_view.finish();
+    }
+    if (D % 2) {  // the last channel of an odd d is zero (SPEC §1): out = x there, or 0
+        Tensor last = last_channel(out3);
+        if (x) return detail::copy_strided(last_channel(*x), last);
+        detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
+            static_cast<float *>(last.data)[o[0]] = 0.0f;
+        });
+    }
+}
+
+void run_learned(const char *api, const Tensor *x, const Tensor &table, const Tensor &positions, const Tensor &out,
+                 int64_t offset, const CallOptions &call) {
+    Checker check(api);
+    check_encoding(check, x, positions, out);
+    check.tensor(table, "table", DType::float32, {2});
+    check.dim(out, "out", out.shape.size() - 1, table.shape[1], "D, table's dimension 1");
+    int64_t V = table.shape[0];
+    if (offset < INT32_MIN || offset > INT32_MAX) check.fail("argument 'offset' is " + std::to_string(offset) + "; expected a 32-bit value");
+    // Every row index positions + offset must lie in the table: checked before any work.
+    const int32_t *p = static_cast<const int32_t *>(positions.data);
+    detail::for_each_offset<1>(positions.shape, {&positions}, [&](const std::array<int64_t, 1> &o) {
+        int64_t row = int64_t(p[o[0]]) + offset;
+        if (row < 0 || row >= V)
+            check.fail("argument 'positions' holds " + std::to_string(p[o[0]]) + ", and with offset " +
+                       std::to_string(offset) + " that is row " + std::to_string(row) + " of a table with " +
+                       std::to_string(V) + " rows; expected 0 <= position + offset < " + std::to_string(V));
+    });
+    if (out.numel() == 0) return;
+
+    HalideView table_view(table, false);
+    run_elementwise(x ? "posattn_learned_add_f32" : "posattn_learned_f32", x, positions, out, call,
+                    [&](KernelCall &kernel) { kernel.arg("table", table_view).arg("offset", int32_t(offset)); });
+}
+
+
+// The simple encodings (SPEC §3): checks shared by every kind, then the kind's kernel.
+template <typename Bind>
+void run_simple(const char *kind, const Tensor *x, const Tensor &positions, const Tensor &out,
+                const CallOptions &call, Bind bind) {
+    if (out.numel() == 0) return;
+    run_elementwise(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), x, positions, out, call, bind);
+}
+
+void run_integer(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
+    check_encoding(Checker(api), x, positions, out);
+    run_simple("integer", x, positions, out, call, [](KernelCall &) {});
+}
+
+void run_normalized(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
+                    const NormalizedOptions &o, const CallOptions &call) {
+    Checker check(api);
+    check_encoding(check, x, positions, out);
+    if (o.length < 0) check.fail("argument 'length' is " + std::to_string(o.length) + "; expected length >= 1, or 0 for max(positions) + 1 per sequence");
+    // L per sequence: the given length, or the sequence's largest position + 1.
+    int64_t batch = with_leading_batch(out).shape[0];
+    std::vector<int64_t> lengths(size_t(batch), o.length);
+    if (o.length == 0) {
+        std::fill(lengths.begin(), lengths.end(), INT64_MIN);
+        for_each_position(positions, batch, [&](int64_t b, int32_t p) { lengths[b] = std::max(lengths[b], int64_t(p) + 1); });
+        for (int64_t b = 0; b < batch && positions.numel(); b++)
+            if (lengths[b] < 1)
+                check.fail("argument 'positions' has a largest position of " + std::to_string(lengths[b] - 1) +
+                           " in sequence " + std::to_string(b) + "; expected one >= 0 when no length is given");
+    }
+    std::vector<double> inv_length(static_cast<size_t>(batch));
+    for (int64_t b = 0; b < batch; b++) {
+        double L = double(lengths[b]);
+        inv_length[b] = o.mode == NormalizedMode::length ? 1.0 / L : (L > 1 ? 1.0 / (L - 1) : 0.0);
+    }
+    HalideView inv_view(Tensor{inv_length.data(), DType::float64, {batch}, {}}, false);
+    run_simple("normalized", x, positions, out, call, [&](KernelCall &k) { k.arg("inv_length", inv_view); });
+}
+
+void run_binary(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const BinaryOptions &o,
+                const CallOptions &call) {
+    Checker check(api);
+    check_encoding(check, x, positions, out);
+    int64_t d = out.shape.back();
+    // p must fit in d bits (SPEC §3); positions are int32, so d >= 31 only excludes negatives.
+    int64_t limit = d >= 31 ? int64_t(1) << 31 : int64_t(1) << d;
+    for_each_position(positions, 1, [&](int64_t, int32_t p) {
+        if (p < 0 || p >= limit)
+            check.fail("argument 'positions' holds " + std::to_string(p) + "; expected 0 <= position < 2^d = " +
+                       (d >= 63 ? "2^" + std::to_string(d) : std::to_string(int64_t(1) << d)) + " (d = " +
+                       std::to_string(d) + " bits)");
+    });
+    run_simple("binary", x, positions, out, call,
+               [&](KernelCall &k) { k.arg("signed_bits", o.signed_values).arg("msb_first", o.msb_first); });
+}
+
+void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, double base,
+                  const CallOptions &call) {
+    Checker check(api);
+    check_encoding(check, x, positions, out);
+    check.finite(base, "base");
+    if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
+    run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) { k.arg("base", base); });
+}
+
+}  // namespace
+
+void sinusoidal(const Tensor &positions, const Tensor &out, const SinusoidalOptions &options, const CallOptions &call) {
+    run_sinusoidal("sinusoidal", nullptr, positions, out, options, call);
+}
+
+void sinusoidal_add(const Tensor &x, const Tensor &positions, const Tensor &out, const SinusoidalOptions &options,
+                    const CallOptions &call) {
+    run_sinusoidal("sinusoidal_add", &x, positions, out, options, call);
+}
+
+void learned(const Tensor &table, const Tensor &positions, const Tensor &out, int64_t offset, const CallOptions &call) {
+    run_learned("learned", nullptr, table, positions, out, offset, call);
+}
+
+void learned_add(const Tensor &x, const Tensor &table, const Tensor &positions, const Tensor &out, int64_t offset,
+                 const CallOptions &call) {
+    run_learned("learned_add", &x, table, positions, out, offset, call);
+}
+
+void integer(const Tensor &positions, const Tensor &out, const CallOptions &call) {
+    run_integer("integer", nullptr, positions, out, call);
+}
+
+void integer_add(const Tensor &x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
+    run_integer("integer_add", &x, positions, out, call);
+}
+
+void normalized(const Tensor &positions, const Tensor &out, const NormalizedOptions &options, const CallOptions &call) {
+    run_normalized("normalized", nullptr, positions, out, options, call);
+}
+
+void normalized_add(const Tensor &x, const Tensor &positions, const Tensor &out, const NormalizedOptions &options,
+                    const CallOptions &call) {
+    run_normalized("normalized_add", &x, positions, out, options, call);
+}
+
+void binary(const Tensor &positions, const Tensor &out, const BinaryOptions &options, const CallOptions &call) {
+    run_binary("binary", nullptr, positions, out, options, call);
+}
+
+void binary_add(const Tensor &x, const Tensor &positions, const Tensor &out, const BinaryOptions &options,
+                const CallOptions &call) {
+    run_binary("binary_add", &x, positions, out, options, call);
+}
+
+void sin_only(const Tensor &positions, const Tensor &out, double base, const CallOptions &call) {
+    run_sin_only("sin_only", nullptr, positions, out, base, call);
+}
+
+void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base, const CallOptions &call) {
+    run_sin_only("sin_only_add", &x, positions, out, base, call);
+}
+
+}  // namespace posattn
