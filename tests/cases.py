@@ -21,6 +21,9 @@ ATTN_ATOL, ATTN_RTOL = 2e-5, 1e-5
 #   (integer: two roundings of half an ulp each; normalized: PE's own, ≤ 2^-24 for PE in [0, 1],
 #   hence the absolute term).
 EXACT_ATOL, ROUNDED_RTOL = 0.0, 2.0**-24
+# - rope: cos/sin as for the sinusoid (≤ 1e-7), then a·cos − b·sin in float32: a few ulp of
+#   |a| + |b| (≤ ~5 for unit-normal inputs), times the attention factor.
+ROPE_ATOL, ROPE_RTOL = 3e-6, 2.0**-22
 
 
 def _untouched(*arrays):
@@ -165,6 +168,57 @@ def simple_cases():
     return cases
 
 
+def rope_cases():
+    cases = []
+    yarn = {"type": "yarn", "factor": 8.0, "original_max_position_embeddings": 64}
+    llama3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+              "original_max_position_embeddings": 64}
+    # (B, H, L, D, rotary_dim, positions, scaling, view); views: contiguous, "blhd" ([B, L, H, D]
+    # memory seen as [B, H, L, D], as projections produce), "strided" (inner stride 2), "inplace".
+    configs = [
+        (2, 3, 37, 64, None, "2d", None, "contiguous"),
+        (1, 4, 50, 128, None, None, yarn, "contiguous"),
+        (2, 2, 19, 96, 32, "1d", llama3, "blhd"),
+        (1, 3, 23, 40, 24, "2d", {"type": "linear", "factor": 4.0}, "strided"),
+        (2, 2, 17, 64, None, "2d", {"type": "ntk", "factor": 2.0}, "inplace"),
+        (1, 2, 33, 64, 16, "2d", {"type": "dynamic", "factor": 2.0, "original_max_position_embeddings": 16}, "inplace"),
+        (1, 2, 9, 36, 20, "1d", {"type": "longrope", "short_factor": [1.0 + 0.1 * c for c in range(10)],
+                                 "long_factor": [1.0 + 0.5 * c for c in range(10)],
+                                 "original_max_position_embeddings": 8, "max_position_embeddings": 64}, "contiguous"),
+        (1, 1, 1, 8, None, "2d", None, "contiguous"),                              # decode: one position
+    ]
+    for layout in ("neox", "gptj"):
+        for B, H, L, D, r, pos_kind, scaling, view in configs:
+            def run(rng, schedule, B=B, H=H, L=L, D=D, r=r, pos_kind=pos_kind, scaling=scaling, view=view,
+                    layout=layout):
+                x = rng.standard_normal((B, H, L, D)).astype(np.float32)
+                if view == "blhd":
+                    x = np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3)
+                elif view == "strided":
+                    x = _strided(x, rng)
+                positions = {"2d": lambda: rng.integers(-2**20, 2**20, size=(B, L)),
+                             "1d": lambda: rng.integers(0, 300, size=L), None: lambda: None}[pos_kind]()
+                if positions is not None:
+                    positions = positions.astype(np.int32)
+                    before, after = _untouched(positions)
+                else:
+                    before, after = [], []
+                seq_len = int(np.max(positions)) + 1 if positions is not None else L
+                inv, af = reference.rope_inv_freq(r or D, scaling=scaling, seq_len=seq_len)
+                expected = reference.rope(x, np.arange(L) if positions is None else positions, inv, af, layout, r)
+                if view == "inplace":
+                    out = x
+                else:
+                    before, after = before + [x.copy()], after + [x]
+                    out = poisoned((B, H, L, D))
+                posattn.rope(x, positions, layout=layout, rotary_dim=r, scaling=scaling, out=out, schedule=schedule)
+                return out, expected, ROPE_ATOL * af, ROPE_RTOL, before, after
+            name = (f"{layout}-B{B}-H{H}-L{L}-D{D}{f'-r{r}' if r else ''}-positions{pos_kind}"
+                    f"-{scaling['type'] if scaling else 'unscaled'}-{view}")
+            cases.append(Case("posattn_rope_f32", name, run))
+    return cases
+
+
 def attention_cases():
     cases = []
     # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout)
@@ -207,4 +261,4 @@ def attention_cases():
 
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + simple_cases() + attention_cases())
+            + simple_cases() + rope_cases() + attention_cases())

@@ -54,6 +54,67 @@ def test_sinusoid_odd_width_appends_a_zero_column(rng):
     np.testing.assert_array_equal(odd[:, :32], posattn.sinusoidal(p, 32))
 
 
+@pytest.mark.parametrize("layout", ["neox", "gptj"])
+def test_rope_preserves_norms_and_position_zero_is_identity(rng, layout):
+    x = rng.standard_normal((2, 3, 40, 64)).astype(np.float32)
+    positions = rng.integers(-10**6, 10**6, size=(2, 40)).astype(np.int32)
+    positions[:, 0] = 0
+    out = posattn.rope(x, positions, layout=layout)
+    np.testing.assert_allclose(np.linalg.norm(out, axis=-1), np.linalg.norm(x, axis=-1), rtol=1e-6)
+    np.testing.assert_array_equal(out[:, :, 0], x[:, :, 0])
+
+
+@pytest.mark.parametrize("layout", ["neox", "gptj"])
+def test_rope_dot_products_depend_only_on_the_offset(rng, layout):
+    D, k = 64, 13
+    q = np.repeat(rng.standard_normal((1, 1, 1, D)).astype(np.float32), 30, axis=2)
+    key = np.repeat(rng.standard_normal((1, 1, 1, D)).astype(np.float32), 30, axis=2)
+    m = rng.integers(-10**5, 10**5, size=30).astype(np.int32)
+    dots = (posattn.rope(q, m, layout=layout).astype(np.float64)
+            * posattn.rope(key, m - k, layout=layout).astype(np.float64)).sum(-1)
+    np.testing.assert_allclose(dots, dots.flat[0], atol=1e-4)
+
+
+def test_rope_layouts_differ_by_a_fixed_channel_permutation(rng):
+    D, r = 48, 32
+    x = rng.standard_normal((1, 2, 11, D)).astype(np.float32)
+    positions = rng.integers(0, 5000, size=11).astype(np.int32)
+    perm = np.concatenate([np.arange(0, r, 2), np.arange(1, r, 2), np.arange(r, D)])  # gptj channel → neox
+    neox = posattn.rope(x[..., perm], positions, layout="neox", rotary_dim=r)
+    gptj = posattn.rope(x, positions, layout="gptj", rotary_dim=r)
+    np.testing.assert_allclose(neox, gptj[..., perm], atol=2.0**-22)
+
+
+def test_rope_yarn_and_llama3_worked_numbers():
+    """SPEC §6: YaRN r=128, base 1e4, L0=4096, factor 8 gives low=20, high=46, af=1.2079; llama3
+    base 5e5, r=128, L0=8192, factors 8/1/4 keeps 29 pairs, smooths 6 and divides 29."""
+    plain, _ = posattn.rope_frequencies(128)
+    inv, af = posattn.rope_frequencies(128, scaling={"type": "yarn", "factor": 8.0,
+                                                    "original_max_position_embeddings": 4096})
+    assert round(af, 4) == 1.2079
+    kept, divided = np.isclose(inv, plain, rtol=1e-15), np.isclose(inv, plain / 8, rtol=1e-15)
+    assert kept[:21].all() and not kept[21:].any() and divided[46:].all() and not divided[:46].any()
+    plain, _ = posattn.rope_frequencies(128, base=5e5)
+    inv, af = posattn.rope_frequencies(128, base=5e5, scaling={"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                                               "high_freq_factor": 4.0,
+                                                               "original_max_position_embeddings": 8192})
+    kept, divided = np.isclose(inv, plain, rtol=1e-15), np.isclose(inv, plain / 8, rtol=1e-15)
+    assert (kept.sum(), (~kept & ~divided).sum(), divided.sum(), af) == (29, 6, 29, 1.0)
+
+
+def test_rope_dynamic_scaling_reads_the_current_length(rng):
+    scaling = {"type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 32}
+    x = rng.standard_normal((1, 1, 8, 16)).astype(np.float32)
+    short = posattn.rope(x, np.arange(8, dtype=np.int32), scaling=scaling)  # max position + 1 <= L0: unscaled
+    np.testing.assert_array_equal(short, posattn.rope(x, np.arange(8, dtype=np.int32)))
+    far = np.arange(100, 108, dtype=np.int32)
+    inv, _ = reference.rope_inv_freq(16, scaling=scaling, seq_len=108)
+    np.testing.assert_allclose(posattn.rope(x, far, scaling=scaling), reference.rope(x, far, inv), atol=3e-6)
+    np.testing.assert_allclose(posattn.rope(x, far, scaling=scaling, seq_len=200),
+                               reference.rope(x, far, reference.rope_inv_freq(16, scaling=scaling, seq_len=200)[0]),
+                               atol=3e-6)
+
+
 def _qkv(rng, B, Hq, Hkv, Lq, Lk, D):
     return (rng.standard_normal((B, Hq, Lq, D)).astype(np.float32),
             rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32),

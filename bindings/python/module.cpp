@@ -4,6 +4,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <map>
+
 #include "posattn/posattn.hpp"
 
 namespace py = pybind11;
@@ -100,6 +102,50 @@ posattn::NormalizedOptions normalized_options(const std::string &api, std::optio
     else if (mode == "length") o.mode = posattn::NormalizedMode::length;
     else invalid(api, "argument 'mode' is '" + mode + "'; expected 'minus_one' or 'length'");
     return o;
+}
+
+// An HF-style rope_scaling dict ({"type" or "rope_type": ..., "factor": ..., ...}) as RopeScaling.
+posattn::RopeScaling rope_scaling(const std::string &api, const std::optional<py::dict> &dict) {
+    using T = posattn::RopeScalingType;
+    posattn::RopeScaling s;
+    if (!dict) return s;
+    static const std::map<std::string, T> types{{"default", T::none}, {"linear", T::linear}, {"ntk", T::ntk},
+                                                {"dynamic", T::dynamic}, {"yarn", T::yarn}, {"llama3", T::llama3},
+                                                {"longrope", T::longrope}};
+    for (auto [key, value] : *dict) {
+        std::string name = py::str(key);
+        auto number = [&] { return value.cast<double>(); };
+        auto integer = [&] { return value.cast<int64_t>(); };
+        if (name == "type" || name == "rope_type") {
+            auto it = types.find(value.cast<std::string>());
+            if (it == types.end())
+                invalid(api, "argument 'scaling' has type '" + value.cast<std::string>() +
+                                 "'; expected default, linear, ntk, dynamic, yarn, llama3 or longrope");
+            s.type = it->second;
+        } else if (name == "factor") s.factor = number();
+        else if (name == "original_max_position_embeddings") s.original_max_position_embeddings = integer();
+        else if (name == "max_position_embeddings") s.max_position_embeddings = integer();
+        else if (name == "beta_fast") s.beta_fast = number();
+        else if (name == "beta_slow") s.beta_slow = number();
+        else if (name == "truncate") s.truncate = value.cast<bool>();
+        else if (name == "mscale") s.mscale = number();
+        else if (name == "mscale_all_dim") s.mscale_all_dim = number();
+        else if (name == "attention_factor") s.attention_factor = number();
+        else if (name == "low_freq_factor") s.low_freq_factor = number();
+        else if (name == "high_freq_factor") s.high_freq_factor = number();
+        else if (name == "short_factor") s.short_factor = value.cast<std::vector<double>>();
+        else if (name == "long_factor") s.long_factor = value.cast<std::vector<double>>();
+        else invalid(api, "argument 'scaling' has an unknown key '" + name + "'");
+    }
+    if (!dict->contains("type") && !dict->contains("rope_type"))
+        invalid(api, "argument 'scaling' has no 'type'; expected linear, ntk, dynamic, yarn, llama3 or longrope");
+    return s;
+}
+
+posattn::RopeLayout rope_layout(const std::string &layout) {
+    if (layout == "neox") return posattn::RopeLayout::neox;
+    if (layout == "gptj") return posattn::RopeLayout::gptj;
+    invalid("rope", "argument 'layout' is '" + layout + "'; expected 'neox' or 'gptj'");
 }
 
 }  // namespace
@@ -229,6 +275,34 @@ PYBIND11_MODULE(_posattn, m) {
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
           py::arg("schedule") = "hand");
+
+    m.def("rope_frequencies",
+          [](int64_t rotary_dim, double base, std::optional<py::dict> scaling, int64_t seq_len) {
+              auto f = posattn::rope_frequencies(rotary_dim, base, rope_scaling("rope_frequencies", scaling), seq_len);
+              return py::make_tuple(py::array_t<double>(f.inv_freq.size(), f.inv_freq.data()), f.attention_factor);
+          },
+          py::arg("rotary_dim"), py::kw_only(), py::arg("base") = 10000.0, py::arg("scaling") = py::none(),
+          py::arg("seq_len") = 0);
+
+    m.def("rope",
+          [](py::array x, std::optional<py::array> positions, double base, std::string layout, int64_t rotary_dim,
+             std::optional<py::dict> scaling, int64_t seq_len, std::optional<py::array> out, std::string schedule) {
+              posattn::RopeOptions options;
+              options.base = base;
+              options.layout = rope_layout(layout);
+              options.rotary_dim = rotary_dim;
+              options.scaling = rope_scaling("rope", scaling);
+              options.seq_len = seq_len;
+              if (positions) options.positions = view("rope", *positions, "positions");
+              py::array result = output("rope", out, shape_of(x));
+              Tensor xv = view("rope", x, "x"), o = view("rope", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::rope(xv, o, options, {schedule});
+              return result;
+          },
+          py::arg("x"), py::arg("positions") = py::none(), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("layout") = "neox", py::arg("rotary_dim") = 0, py::arg("scaling") = py::none(),
+          py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand");
 
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,

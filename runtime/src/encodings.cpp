@@ -34,15 +34,7 @@ Tensor with_leading_batch(const Tensor &t) {
 }
 
 // The view of t's last channel (innermost axis) alone.
-Tensor last_channel(const Tensor &t) {
-    Tensor c = t;
-    size_t axis = t.shape.size() - 1;
-    c.strides = {};
-    for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
-    c.data = static_cast<float *>(t.data) + (t.shape[axis] - 1) * t.stride(axis);
-    c.shape[axis] = 1;
-    return c;
-}
+Tensor last_channel(const Tensor &t) { return detail::channels(t, t.shape.back() - 1, t.shape.back()); }
 
 // Shapes shared by the encodings: positions [B, S] or [S]/[N]; out [..., D].
 void check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out) {

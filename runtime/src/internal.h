@@ -33,6 +33,8 @@ public:
     void tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
     // Outputs must not overlap themselves (no zero strides, no interleaved dims).
     void output(const Tensor &t, const char *name) const;
+    // True if out is the same view as in (an in-place call); an error if they partly overlap.
+    bool same_or_disjoint(const Tensor &out, const char *out_name, const Tensor &in, const char *in_name) const;
     // t.shape[axis] == expected, where `what` says what the expected value is.
     void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
     void finite(double value, const char *name) const;
@@ -67,6 +69,9 @@ void for_each_offset(const std::vector<int64_t> &shape, const std::array<const T
 
 // Copies between two views of the same shape, element by element.
 void copy_strided(const Tensor &from, const Tensor &to);
+
+// The channels [begin, end) of t's innermost axis.
+Tensor channels(const Tensor &t, int64_t begin, int64_t end);
 
 // A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
 // need a unit innermost stride; any other view is packed into a contiguous copy, and an output so

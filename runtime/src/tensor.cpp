@@ -95,6 +95,27 @@ void Checker::output(const Tensor &t, const char *name) const {
     }
 }
 
+bool Checker::same_or_disjoint(const Tensor &out, const char *out_name, const Tensor &in, const char *in_name) const {
+    if (out.data == in.data && out.shape == in.shape) {
+        bool same = true;
+        for (size_t d = 0; d < out.shape.size(); d++) same &= out.shape[d] <= 1 || out.stride(d) == in.stride(d);
+        if (same) return true;
+    }
+    auto bytes = [](const Tensor &t) {  // [first, last] byte touched
+        int64_t lo = 0, hi = 0;
+        for (size_t d = 0; d < t.shape.size(); d++) (t.stride(d) < 0 ? lo : hi) += (t.shape[d] - 1) * t.stride(d);
+        auto base = reinterpret_cast<intptr_t>(t.data);
+        int64_t size = int64_t(dtype_size(t.dtype));
+        return std::pair<intptr_t, intptr_t>(base + lo * size, base + (hi + 1) * size - 1);
+    };
+    auto [out_lo, out_hi] = bytes(out);
+    auto [in_lo, in_hi] = bytes(in);
+    if (out.numel() && in.numel() && out_lo <= in_hi && in_lo <= out_hi)
+        fail(std::string("argument '") + out_name + "' overlaps '" + in_name + "'; expected '" + out_name +
+             "' to be '" + in_name + "' itself (in place) or disjoint from it");
+    return false;
+}
+
 void Checker::dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const {
     if (t.shape[axis] != expected)
         fail(std::string("argument '") + name + "' has shape " + shape_string(t.shape) + "; expected dimension " +
@@ -111,6 +132,16 @@ void copy_strided(const Tensor &from, const Tensor &to) {
         std::memcpy(static_cast<uint8_t *>(to.data) + o[1] * bytes,
                     static_cast<const uint8_t *>(from.data) + o[0] * bytes, size_t(bytes));
     });
+}
+
+Tensor channels(const Tensor &t, int64_t begin, int64_t end) {
+    Tensor c = t;
+    size_t axis = t.shape.size() - 1;
+    c.strides.clear();
+    for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
+    c.data = static_cast<uint8_t *>(t.data) + begin * t.stride(axis) * int64_t(dtype_size(t.dtype));
+    c.shape[axis] = end - begin;
+    return c;
 }
 
 namespace {

@@ -10,7 +10,7 @@ from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
 __all__ = ["Error", "attention", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
-           "learned_add", "normalized", "normalized_add", "set_num_threads", "sin_only", "sin_only_add",
+           "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
 
@@ -100,6 +100,27 @@ def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand"):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.sin_only_add(_array(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
                                  schedule=schedule)
+
+
+def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
+    """(inv_freq float64 [rotary_dim/2], attention_factor) for RoPE (SPEC §6). scaling: an HF-style
+    rope_scaling dict, {"type": linear | ntk | dynamic | yarn | llama3 | longrope, "factor": …, …};
+    seq_len: the current length that dynamic and longrope read."""
+    return _posattn.rope_frequencies(rotary_dim, base=base, scaling=scaling, seq_len=seq_len or 0)
+
+
+def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
+         schedule="hand"):
+    """RoPE (SPEC §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
+
+    positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
+    rotary_dim r (default D): channels r … D−1 pass through; scaling as in rope_frequencies, with
+    seq_len defaulting to max(positions) + 1.
+    """
+    if positions is not None:
+        positions = _int32(positions, "rope", "positions")
+    return _posattn.rope(_array(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
+                         scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule)
 
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, out=None, schedule="hand"):

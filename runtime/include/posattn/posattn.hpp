@@ -101,6 +101,40 @@ void sin_only(const Tensor &positions, const Tensor &out, double base = 10000.0,
 void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base = 10000.0,
                   const CallOptions &call = {});
 
+// RoPE (SPEC §6). inv_freq_c = base^(−2c/r) for pair c of the r rotated channels, then scaled.
+enum class RopeLayout { neox, gptj };  // pairs (c, r/2 + c), or (2c, 2c + 1)
+enum class RopeScalingType { none, linear, ntk, dynamic, yarn, llama3, longrope };
+struct RopeScaling {  // the fields each type reads, with HF's defaults (modeling_rope_utils.py)
+    RopeScalingType type = RopeScalingType::none;
+    double factor = 0;  // every type but none; longrope: 0 means max_position_embeddings / L0
+    int64_t original_max_position_embeddings = 0;  // L0: dynamic, yarn, llama3, longrope
+    int64_t max_position_embeddings = 0;           // longrope, when factor is 0
+    double beta_fast = 32, beta_slow = 1;          // yarn
+    bool truncate = true;                          // yarn: floor/ceil the correction range
+    double mscale = 0, mscale_all_dim = 0;         // yarn: attention factor as a ratio (when both set)
+    std::optional<double> attention_factor;        // yarn, longrope: overrides the default
+    double low_freq_factor = 0, high_freq_factor = 0;  // llama3
+    std::vector<double> short_factor, long_factor;     // longrope: r/2 each
+};
+struct RopeFrequencies {
+    std::vector<double> inv_freq;  // [r/2]
+    double attention_factor = 1;   // multiplies cos and sin
+};
+// seq_len: the current length, read by dynamic and longrope (HF: max(position) + 1).
+RopeFrequencies rope_frequencies(int64_t rotary_dim, double base = 10000.0, const RopeScaling &scaling = {},
+                                 int64_t seq_len = 0);
+
+struct RopeOptions {
+    double base = 10000.0;
+    RopeLayout layout = RopeLayout::neox;
+    int64_t rotary_dim = 0;           // r; 0 means D. Channels r … D−1 pass through.
+    RopeScaling scaling;
+    std::optional<Tensor> positions;  // int32 [L] or [B, L]; default 0 … L−1
+    int64_t seq_len = 0;              // dynamic, longrope; 0 means max(positions) + 1
+};
+// out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place).
+void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
+
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D)
     bool causal = false;                 // bottom-right aligned (SPEC §0)

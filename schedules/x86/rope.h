@@ -1,0 +1,49 @@
+// x86 schedule of RoPE. Tasks are tiles of positions of one batch; a tile's cos/sin table is
+// computed once and used by every head, so the trigonometry costs 1/H of a per-head one. Within
+// a head the tile's rows are contiguous memory, one stream in and one out.
+// Measured: see README (bench/bench.py).
+#pragma once
+
+#include "Halide.h"
+
+namespace posattn::x86 {
+
+struct RopeParams {
+    int vector_width = 16;       // float32 lanes (AVX-512)
+    int positions_per_task = 32;  // rows of one head per tile; the tile's cos/sin is shared by all heads
+    int pass_rows_per_task = 64;  // rows per task of the pass-through copy
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("vector_width", vector_width);
+        visit("positions_per_task", positions_per_task);
+        visit("pass_rows_per_task", pass_rows_per_task);
+    }
+};
+
+inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func rotated, Halide::Func cos_sin,
+                          const std::vector<Halide::Expr> &layouts, const RopeParams &p = {}) {
+    using namespace Halide;
+    Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
+    Var lo("lo"), li("li"), task("task");
+    out.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
+        .reorder(m, i, li, h, lo, b)
+        .fuse(lo, b, task)
+        .parallel(task)
+        .vectorize(i, p.vector_width, TailStrategy::GuardWithIf)
+        .unroll(m);
+    for (const Expr &layout : layouts) out.specialize(layout);
+    // The rotation of a vector of pairs is computed (reading both members) before either member
+    // is stored, which keeps an in-place call (out aliasing x) correct.
+    rotated.compute_at(out, i).vectorize(rotated.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+    cos_sin.compute_at(out, task).vectorize(cos_sin.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+
+    Var c = out_pass.args()[0], row("row"), rows("rows");
+    out_pass.fuse(out_pass.args()[1], out_pass.args()[2], row)
+        .fuse(row, out_pass.args()[3], row)
+        .split(row, rows, row, p.pass_rows_per_task, TailStrategy::GuardWithIf)
+        .parallel(rows)
+        .vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
+}
+
+}  // namespace posattn::x86
