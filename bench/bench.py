@@ -184,6 +184,36 @@ def simple_benches(positions, xs, out, rng):
     return benches
 
 
+def rope_benches(rng):
+    """RoPE on LLaMA-shaped q, [2, 32, 4096, 128] float32 (128 MiB), against HF's eager form."""
+    B, H, L, D = 2, 32, 4096, 128
+    xs = rotating(lambda: rng.standard_normal((B, H, L, D), dtype=np.float32), 2)
+    out = np.empty((B, H, L, D), np.float32)
+    positions = np.arange(L, dtype=np.int32)
+    yarn = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}
+    small = rng.standard_normal((1, 4, 64, D), dtype=np.float32)
+    small_p = rng.integers(0, 10**5, size=64).astype(np.int32)
+
+    def eager(x, scaling):  # HF: cos/sin of cat(freqs, freqs), then x·cos + rotate_half(x)·sin
+        inv, af = posattn.rope_frequencies(D, scaling=scaling)
+        freqs = positions[:, None].astype(np.float32) * inv.astype(np.float32)
+        emb = np.concatenate([freqs, freqs], axis=-1)
+        cos, sin = np.cos(emb) * np.float32(af), np.sin(emb) * np.float32(af)
+        rotated = np.concatenate([-x[..., D // 2:], x[..., :D // 2]], axis=-1)
+        return x * cos + rotated * sin
+
+    def verify(s, scaling):
+        inv, af = reference.rope_inv_freq(D, scaling=scaling, seq_len=int(small_p.max()) + 1)
+        return float(np.abs(posattn.rope(small, small_p, scaling=scaling, schedule=s)
+                            - reference.rope(small, small_p, inv, af)).max())
+
+    return [Bench(f"posattn_rope_f32{'[yarn]' if scaling else ''}", 8 * B * H * L * D, "GB/s",
+                  lambda r, s, scaling=scaling: posattn.rope(xs[r % 2], positions, scaling=scaling, out=out, schedule=s),
+                  lambda r, scaling=scaling: eager(xs[r % 2], scaling),
+                  lambda s, scaling=scaling: verify(s, scaling))
+            for scaling in (None, yarn)]
+
+
 def attention_benches(rng):
     B, H, L, D = 1, 8, 2048, 64
     sets = rotating(lambda: [rng.standard_normal((B, H, L, D), dtype=np.float32) for _ in range(3)], 3)
@@ -236,7 +266,7 @@ def main():
               "vs adams2019", "vs numpy", "adams2019 max diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for bench in encodings + attention_benches(rng):
+    for bench in encodings + rope_benches(rng) + attention_benches(rng):
         error = bench.verify("hand")
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)

@@ -1,7 +1,8 @@
 // RoPE applied to q or k (SPEC §6): x [B, H, L, D] → out, in place or not.
 // The rotated channels arrive as a pair view x(i, m, l, h, b) — pair i, member m — whose strides
-// say the layout: 'gptj' pairs (2i, 2i+1), 'neox' pairs (i, r/2+i), r the rotary width. The
-// channels r … D−1 pass through as x_pass → out_pass (empty when r = D or in place).
+// say the layout: 'gptj' pairs (2i, 2i+1), 'neox' pairs (i, r/2+i), r the rotary width. A
+// `partial` instance (r < D) also copies channels r … D−1 through, x_pass → out_pass (never
+// empty: an empty output breaks the autoschedulers' tail handling).
 // The runtime turns the scaling (linear, ntk, dynamic, yarn, llama3, longrope) into inv_freq and
 // attention_factor, which multiplies cos and sin.
 #include "Halide.h"
@@ -14,21 +15,28 @@ using namespace Halide;
 
 class Rope : public Generator<Rope> {
 public:
+    GeneratorParam<bool> partial{"partial", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
     Input<Buffer<float, 5>> x{"x"};                  // pair view of x[..., :r]
-    Input<Buffer<float, 4>> x_pass{"x_pass"};        // x[..., r:]
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, L]
     Input<Buffer<double, 1>> inv_freq{"inv_freq"};   // [r/2]
     Input<double> attention_factor{"attention_factor"};
     Output<Buffer<float, 5>> out{"out"};             // pair view of out[..., :r]
-    Output<Buffer<float, 4>> out_pass{"out_pass"};   // out[..., r:]
+    Input<Buffer<float, 4>> *x_pass = nullptr;       // x[..., r:], partial only
+    Output<Buffer<float, 4>> *out_pass = nullptr;    // out[..., r:], partial only
+
+    void configure() {
+        if (!partial) return;
+        x_pass = add_input<Buffer<float, 4>>("x_pass");
+        out_pass = add_output<Buffer<float, 4>>("out_pass");
+    }
 
     void generate() {
         cos_sin(i, l, b) = rope_cos_sin(positions(l, b), inv_freq(i), attention_factor);
         rotated(i, l, h, b) = rope_rotate(x(i, 0, l, h, b), x(i, 1, l, h, b), cos_sin(i, l, b));
         out(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
-        out_pass(c, l, h, b) = x_pass(c, l, h, b);
+        if (partial) (*out_pass)(c, l, h, b) = (*x_pass)(c, l, h, b);
 
         positions.set_estimates({{0, 2048}, {0, 1}});
         inv_freq.set_estimates({{0, 32}});
@@ -39,9 +47,11 @@ public:
             for (int dim = 0; dim < 5; dim++) view.dim(dim).set_min(0);
             view.set_estimates({{0, 32}, {0, 2}, {0, 2048}, {0, 32}, {0, 1}});
         }
-        for (OutputImageParam view : {OutputImageParam(x_pass), OutputImageParam(out_pass)}) {
-            for (int dim = 0; dim < 4; dim++) view.dim(dim).set_min(0);
-            view.set_estimates({{0, 32}, {0, 2048}, {0, 32}, {0, 1}});
+        if (partial) {
+            for (OutputImageParam view : {OutputImageParam(*x_pass), OutputImageParam(*out_pass)}) {
+                for (int dim = 0; dim < 4; dim++) view.dim(dim).set_min(0);
+                view.set_estimates({{0, 96}, {0, 2048}, {0, 32}, {0, 1}});
+            }
         }
     }
 
@@ -50,7 +60,8 @@ public:
         Expr gptj = x.dim(0).stride() == 2 && x.dim(1).stride() == 1 && out.dim(0).stride() == 2 &&
                     out.dim(1).stride() == 1;
         Expr neox = x.dim(0).stride() == 1 && out.dim(0).stride() == 1;
-        schedule_rope(get_target(), schedule_params, out, out_pass, rotated, cos_sin, {gptj, neox});
+        schedule_rope(get_target(), schedule_params, out, partial ? Func(*out_pass) : Func(), rotated, cos_sin,
+                      {gptj, neox});
     }
 
 private:

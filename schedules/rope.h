@@ -8,7 +8,7 @@
 namespace posattn {
 
 // out(i, m, l, h, b): rotated pairs, members from rotated(i, l, h, b), which uses the per-position
-// cos_sin(i, l, b); out_pass(c, l, h, b): the channels that pass through. `layouts`: conditions
+// cos_sin(i, l, b); out_pass(c, l, h, b): the channels that pass through (undefined if none). `layouts`: conditions
 // under which the pair view's strides are constants (one per channel layout).
 inline void schedule_rope(const Halide::Target &target, const std::string &params, Halide::Func out,
                           Halide::Func out_pass, Halide::Func rotated, Halide::Func cos_sin,

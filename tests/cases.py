@@ -215,7 +215,7 @@ def rope_cases():
                 return out, expected, ROPE_ATOL * af, ROPE_RTOL, before, after
             name = (f"{layout}-B{B}-H{H}-L{L}-D{D}{f'-r{r}' if r else ''}-positions{pos_kind}"
                     f"-{scaling['type'] if scaling else 'unscaled'}-{view}")
-            cases.append(Case("posattn_rope_f32", name, run))
+            cases.append(Case("posattn_rope_partial_f32" if r and r < D else "posattn_rope_f32", name, run))
     return cases
 
 

@@ -32,7 +32,7 @@ def tensor(a, data=None, shape=None):
 
 lib.posattn_last_error.restype = ctypes.c_char_p
 for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
-             "posattn_binary", "posattn_binary_add", "posattn_sin_only"):
+             "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -81,6 +81,41 @@ def test_simple_encodings_match_reference(rng):
     np.testing.assert_allclose(out, x + reference.binary(positions, 13, msb_first=True), rtol=2**-24)
     assert lib.posattn_normalized(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)), ctypes.c_int64(0), 5) == INVALID
     assert "'mode'" in last_error()
+
+
+class RopeScaling(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int32), ("factor", ctypes.c_double),
+                ("original_max_position_embeddings", ctypes.c_int64), ("max_position_embeddings", ctypes.c_int64),
+                ("beta_fast", ctypes.c_double), ("beta_slow", ctypes.c_double), ("truncate", ctypes.c_int32),
+                ("mscale", ctypes.c_double), ("mscale_all_dim", ctypes.c_double),
+                ("attention_factor", ctypes.c_double), ("low_freq_factor", ctypes.c_double),
+                ("high_freq_factor", ctypes.c_double), ("short_factor", ctypes.POINTER(ctypes.c_double)),
+                ("long_factor", ctypes.POINTER(ctypes.c_double)), ("factor_count", ctypes.c_int64)]
+
+
+def test_rope_in_place_with_yarn_matches_reference(rng):
+    x = rng.standard_normal((2, 3, 11, 32)).astype(np.float32)
+    positions = rng.integers(0, 10**5, size=11).astype(np.int32)
+    scaling = RopeScaling()
+    lib.posattn_rope_scaling_init(ctypes.byref(scaling), 4)
+    scaling.factor, scaling.original_max_position_embeddings = 4.0, 512
+    inv = (ctypes.c_double * 12)()
+    af = ctypes.c_double()
+    assert lib.posattn_rope_frequencies(ctypes.c_int64(24), ctypes.c_double(1e4), ctypes.byref(scaling),
+                                        ctypes.c_int64(0), inv, ctypes.byref(af)) == OK, last_error()
+    ref_inv, ref_af = reference.rope_inv_freq(24, scaling={"type": "yarn", "factor": 4.0,
+                                                           "original_max_position_embeddings": 512})
+    np.testing.assert_allclose(np.array(inv), ref_inv, rtol=1e-15)
+    assert af.value == pytest.approx(ref_af, rel=1e-15)
+    expected = reference.rope(x, positions, ref_inv, ref_af, "gptj", 24)
+    xt = tensor(x)
+    assert lib.posattn_rope(ctypes.byref(xt), ctypes.byref(xt), ctypes.byref(tensor(positions)), ctypes.c_double(1e4),
+                            1, ctypes.c_int64(24), ctypes.byref(scaling), ctypes.c_int64(0)) == OK, last_error()
+    np.testing.assert_allclose(x, expected, atol=4e-6)
+    scaling.type = 9
+    assert lib.posattn_rope(ctypes.byref(xt), ctypes.byref(xt), None, ctypes.c_double(1e4), 0, ctypes.c_int64(0),
+                            ctypes.byref(scaling), ctypes.c_int64(0)) == INVALID
+    assert "'scaling.type'" in last_error()
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

@@ -1,4 +1,5 @@
 // The C ABI: converts views, runs the C++ entry point, and turns exceptions into status codes.
+#include <algorithm>
 #include <cmath>
 
 #include "posattn/posattn.h"
@@ -62,6 +63,31 @@ posattn::NormalizedOptions normalized_options(int64_t length, int32_t mode) {
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              "posattn: argument 'mode' is " + std::to_string(mode) + "; expected 0 (minus_one) or 1 (length)");
     return {length, mode == POSATTN_NORMALIZED_LENGTH ? posattn::NormalizedMode::length : posattn::NormalizedMode::minus_one};
+}
+
+posattn::RopeScaling rope_scaling(const posattn_rope_scaling *c) {
+    posattn::RopeScaling s;
+    if (!c) return s;
+    if (c->type < POSATTN_ROPE_UNSCALED || c->type > POSATTN_ROPE_LONGROPE)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'scaling.type' is " + std::to_string(c->type) + "; expected 0 ... 6");
+    if (c->factor_count < 0 || (c->factor_count && (!c->short_factor || !c->long_factor)))
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'scaling' has factor_count " + std::to_string(c->factor_count) +
+                                 "; expected >= 0 with both factor lists non-NULL");
+    s.type = posattn::RopeScalingType(c->type);
+    s.factor = c->factor;
+    s.original_max_position_embeddings = c->original_max_position_embeddings;
+    s.max_position_embeddings = c->max_position_embeddings;
+    s.beta_fast = c->beta_fast, s.beta_slow = c->beta_slow, s.truncate = c->truncate != 0;
+    s.mscale = c->mscale, s.mscale_all_dim = c->mscale_all_dim;
+    if (!std::isnan(c->attention_factor)) s.attention_factor = c->attention_factor;
+    s.low_freq_factor = c->low_freq_factor, s.high_freq_factor = c->high_freq_factor;
+    if (c->factor_count) {
+        s.short_factor.assign(c->short_factor, c->short_factor + c->factor_count);
+        s.long_factor.assign(c->long_factor, c->long_factor + c->factor_count);
+    }
+    return s;
 }
 
 }  // namespace
@@ -140,6 +166,42 @@ posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_t
 posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
                                     const posattn_tensor *out, double base) {
     return guarded([&] { posattn::sin_only_add(view(x, "x"), view(positions, "positions"), view(out, "out"), base); });
+}
+
+void posattn_rope_scaling_init(posattn_rope_scaling *scaling, int32_t type) {
+    posattn::RopeScaling d;
+    *scaling = posattn_rope_scaling{type, d.factor, d.original_max_position_embeddings, d.max_position_embeddings,
+                                    d.beta_fast, d.beta_slow, d.truncate, d.mscale, d.mscale_all_dim, NAN,
+                                    d.low_freq_factor, d.high_freq_factor, nullptr, nullptr, 0};
+}
+
+posattn_status posattn_rope_frequencies(int64_t rotary_dim, double base, const posattn_rope_scaling *scaling,
+                                        int64_t seq_len, double *inv_freq, double *attention_factor) {
+    return guarded([&] {
+        if (!inv_freq || !attention_factor)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'inv_freq' or 'attention_factor' is NULL");
+        auto f = posattn::rope_frequencies(rotary_dim, base, rope_scaling(scaling), seq_len);
+        std::copy(f.inv_freq.begin(), f.inv_freq.end(), inv_freq);
+        *attention_factor = f.attention_factor;
+    });
+}
+
+posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, const posattn_tensor *positions,
+                            double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
+                            int64_t seq_len) {
+    return guarded([&] {
+        if (layout != POSATTN_ROPE_NEOX && layout != POSATTN_ROPE_GPTJ)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'layout' is " + std::to_string(layout) + "; expected 0 (neox) or 1 (gptj)");
+        posattn::RopeOptions options;
+        options.base = base;
+        options.layout = layout == POSATTN_ROPE_GPTJ ? posattn::RopeLayout::gptj : posattn::RopeLayout::neox;
+        options.rotary_dim = rotary_dim;
+        options.scaling = rope_scaling(scaling);
+        options.seq_len = seq_len;
+        if (positions) options.positions = view(positions, "positions");
+        posattn::rope(view(x, "x"), view(out, "out"), options);
+    });
 }
 
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,

@@ -131,7 +131,7 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     check.tensor(out, "out", DType::float32, {4});
     for (size_t a = 0; a < 4; a++) check.dim(out, "out", a, x.shape[a], "x's shape " + shape_string(x.shape));
     check.output(out, "out");
-    bool in_place = check.same_or_disjoint(out, "out", x, "x");
+    check.same_or_disjoint(out, "out", x, "x");
     int64_t B = x.shape[0], L = x.shape[2], D = x.shape[3], r = o.rotary_dim ? o.rotary_dim : D;
     if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
 
@@ -159,18 +159,20 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     if (out.numel() == 0) return;
 
     Layout pairs = o.layout == RopeLayout::gptj ? Layout::interleaved : Layout::half;
-    // In place, the pass-through channels are already where they belong.
-    int64_t pass_begin = in_place ? D : r;
     HalideView x_view(detail::channels(x, 0, r), false, pairs), out_view(detail::channels(out, 0, r), true, pairs);
-    HalideView x_pass(detail::channels(x, pass_begin, D), false), out_pass(detail::channels(out, pass_begin, D), true);
     HalideView pos_view(positions, false);
     HalideView inv_view(Tensor{f.inv_freq.data(), DType::float64, {r / 2}, {}}, false);
-    KernelCall kernel("posattn_rope_f32", call);
-    kernel.arg("x", x_view).arg("x_pass", x_pass).arg("positions", pos_view).arg("inv_freq", inv_view)
-        .arg("attention_factor", f.attention_factor).arg("out", out_view).arg("out_pass", out_pass);
+    KernelCall kernel(r < D ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
+    kernel.arg("x", x_view).arg("positions", pos_view).arg("inv_freq", inv_view)
+        .arg("attention_factor", f.attention_factor).arg("out", out_view);
+    // Channels r … D−1 are copied through (in place, onto themselves: a copy of equal values).
+    std::optional<HalideView> x_pass, out_pass;
+    if (r < D)
+        kernel.arg("x_pass", x_pass.emplace(detail::channels(x, r, D), false))
+            .arg("out_pass", out_pass.emplace(detail::channels(out, r, D), true));
     kernel.run();
     out_view.finish();
-    out_pass.finish();
+    if (out_pass) out_pass->finish();
 }
 
 }  // namespace posattn

@@ -67,6 +67,42 @@ posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_t
 posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
                                     const posattn_tensor *out, double base);
 
+/* RoPE (SPEC §6). */
+typedef enum posattn_rope_layout { POSATTN_ROPE_NEOX = 0, POSATTN_ROPE_GPTJ = 1 } posattn_rope_layout;
+typedef enum posattn_rope_scaling_type {
+    POSATTN_ROPE_UNSCALED = 0,
+    POSATTN_ROPE_LINEAR = 1,
+    POSATTN_ROPE_NTK = 2,
+    POSATTN_ROPE_DYNAMIC = 3,
+    POSATTN_ROPE_YARN = 4,
+    POSATTN_ROPE_LLAMA3 = 5,
+    POSATTN_ROPE_LONGROPE = 6
+} posattn_rope_scaling_type;
+/* The fields each type reads are those of posattn::RopeScaling (posattn.hpp). Start from
+ * posattn_rope_scaling_init(), which sets HF's defaults. */
+typedef struct posattn_rope_scaling {
+    int32_t type; /* posattn_rope_scaling_type */
+    double factor;
+    int64_t original_max_position_embeddings, max_position_embeddings;
+    double beta_fast, beta_slow;
+    int32_t truncate;
+    double mscale, mscale_all_dim;
+    double attention_factor; /* NaN: the type's default */
+    double low_freq_factor, high_freq_factor;
+    const double *short_factor, *long_factor; /* longrope: factor_count = rotary_dim/2 entries each */
+    int64_t factor_count;
+} posattn_rope_scaling;
+
+void posattn_rope_scaling_init(posattn_rope_scaling *scaling, int32_t type);
+/* inv_freq: rotary_dim/2 doubles written; attention_factor: one double. scaling may be NULL. */
+posattn_status posattn_rope_frequencies(int64_t rotary_dim, double base, const posattn_rope_scaling *scaling,
+                                        int64_t seq_len, double *inv_freq, double *attention_factor);
+/* x, out [B, H, L, D] float32 (out may be x); positions int32 [L] or [B, L], or NULL for 0 ... L-1;
+ * rotary_dim 0 for D; scaling NULL for none; seq_len 0 for max(positions) + 1. */
+posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, const posattn_tensor *positions,
+                            double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
+                            int64_t seq_len);
+
 /* scale: NULL for 1/sqrt(D). key_lengths: NULL for no padding. causal: 0 or 1. */
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,
