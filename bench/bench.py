@@ -214,6 +214,21 @@ def rope_benches(rng):
             for scaling in (None, yarn)]
 
 
+def alibi_benches(rng):
+    """The ALiBi bias table [16, 2048, 2048] float32 (256 MiB), against its eager float32 form."""
+    H, L = 16, 2048
+    slopes = posattn.alibi_slopes(H)
+    out = np.empty((H, L, L), np.float32)
+    m32 = slopes.astype(np.float32)[:, None, None]
+    offset = (np.arange(L)[None, :] - np.arange(L)[:, None]).astype(np.float32)
+    return [Bench("posattn_alibi_bias_f32", 4 * H * L * L, "GB/s",
+                  lambda r, s: posattn.alibi_bias(slopes, L, L, out=out, schedule=s),
+                  lambda r: m32 * offset,
+                  lambda s: float(np.abs(posattn.alibi_bias(slopes, 300, 500, schedule=s)
+                                         - reference.alibi_bias(slopes, 300, 500)).max()),
+                  fill_runs=1)]
+
+
 def attention_benches(rng):
     B, H, L, D = 1, 8, 2048, 64
     sets = rotating(lambda: [rng.standard_normal((B, H, L, D), dtype=np.float32) for _ in range(3)], 3)
@@ -266,7 +281,7 @@ def main():
               "vs adams2019", "vs numpy", "adams2019 max diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for bench in encodings + rope_benches(rng) + attention_benches(rng):
+    for bench in encodings + rope_benches(rng) + alibi_benches(rng) + attention_benches(rng):
         error = bench.verify("hand")
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)

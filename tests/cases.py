@@ -219,6 +219,23 @@ def rope_cases():
     return cases
 
 
+def alibi_cases():
+    cases = []
+    for form in ("relative", "key_position", "symmetric"):
+        for H, Lq, Lk, slopes, view in ((12, 37, 37, "alibi", "contiguous"), (3, 5, 70, "random32", "contiguous"),
+                                        (8, 40, 23, "alibi", "strided"), (1, 1, 300, "random64", "contiguous")):
+            def run(rng, schedule, H=H, Lq=Lq, Lk=Lk, slopes=slopes, view=view, form=form):
+                m = {"alibi": lambda: reference.alibi_slopes(H),
+                     "random64": lambda: rng.uniform(-1, 1, H),
+                     "random32": lambda: rng.uniform(-1, 1, H).astype(np.float32)}[slopes]()
+                before, after = _untouched(m)
+                out = poisoned((H, Lq, Lk)) if view == "contiguous" else np.full((H, Lq, 2 * Lk), np.nan, np.float32)[..., ::2]
+                posattn.alibi_bias(m, Lq, Lk, form=form, out=out, schedule=schedule)
+                return out, reference.alibi_bias(m, Lq, Lk, form), EXACT_ATOL, ROUNDED_RTOL, before, after
+            cases.append(Case("posattn_alibi_bias_f32", f"{form}-H{H}-Lq{Lq}-Lk{Lk}-{slopes}-{view}", run))
+    return cases
+
+
 def attention_cases():
     cases = []
     # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout)
@@ -261,4 +278,4 @@ def attention_cases():
 
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + simple_cases() + rope_cases() + attention_cases())
+            + simple_cases() + rope_cases() + alibi_cases() + attention_cases())

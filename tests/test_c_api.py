@@ -32,7 +32,8 @@ def tensor(a, data=None, shape=None):
 
 lib.posattn_last_error.restype = ctypes.c_char_p
 for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
-             "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies"):
+             "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
+             "posattn_alibi_slopes", "posattn_alibi_bias"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -116,6 +117,18 @@ def test_rope_in_place_with_yarn_matches_reference(rng):
     assert lib.posattn_rope(ctypes.byref(xt), ctypes.byref(xt), None, ctypes.c_double(1e4), 0, ctypes.c_int64(0),
                             ctypes.byref(scaling), ctypes.c_int64(0)) == INVALID
     assert "'scaling.type'" in last_error()
+
+
+def test_alibi_slopes_and_bias(rng):
+    slopes = (ctypes.c_double * 12)()
+    assert lib.posattn_alibi_slopes(ctypes.c_int64(12), slopes) == OK, last_error()
+    m = np.array(slopes)
+    np.testing.assert_array_equal(m, reference.alibi_slopes(12))
+    out = np.full((12, 5, 9), np.nan, np.float32)
+    assert lib.posattn_alibi_bias(ctypes.byref(tensor(m)), ctypes.byref(tensor(out)), 2) == OK, last_error()
+    np.testing.assert_allclose(out, reference.alibi_bias(m, 5, 9, "symmetric"), rtol=2**-24)
+    assert lib.posattn_alibi_bias(ctypes.byref(tensor(m)), ctypes.byref(tensor(out)), 3) == INVALID
+    assert "'form'" in last_error()
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

@@ -138,7 +138,22 @@ def bad_cases():
             "long_factor": [1.0] * 4}), ["'scaling.short_factor'", "3 entries", "rotary_dim/2 = 4"]),
         ("rope-out-overlaps-x", lambda r: (lambda x: (posattn.rope, dict(x=x[..., :8], out=x[..., 1:9])))(f32(r, 1, 2, 3, 9)),
          ["'out' overlaps 'x'", "in place"]),
+        ("alibi-slopes-rank", enc(posattn.alibi_bias, slopes=lambda r: r.random((2, 3)), Lq=4, Lk=5), ["'slopes'", "rank 2"]),
+        ("alibi-slopes-dtype", enc(posattn.alibi_bias, slopes=lambda r: np.arange(3, dtype=np.int32), Lq=4, Lk=5),
+         ["'slopes'", "int32"]),
+        ("alibi-slopes-nan", enc(posattn.alibi_bias, slopes=lambda r: np.array([0.5, np.nan]), Lq=4, Lk=5),
+         ["'slopes'", "finite"]),
+        ("alibi-form", enc(posattn.alibi_bias, slopes=lambda r: r.random(3), Lq=4, Lk=5, form="causal"),
+         ["'form'", "'relative', 'key_position' or 'symmetric'"]),
+        ("alibi-out-shape", enc(posattn.alibi_bias, slopes=lambda r: r.random(3), Lq=4, Lk=5,
+                                out=lambda r: np.zeros((3, 4, 6), np.float32)), ["'out'", "[H, Lq, Lk]"]),
+        ("alibi-negative-length", enc(posattn.alibi_bias, slopes=lambda r: r.random(3), Lq=-1, Lk=5), ["'Lq'"]),
     ]
+
+
+def test_alibi_slopes_needs_a_head():
+    with pytest.raises(posattn.Error, match="'heads' is 0"):
+        posattn.alibi_slopes(0)
 
 
 @pytest.mark.parametrize("name, make, fragments", [pytest.param(*c, id=c[0]) for c in bad_cases()])

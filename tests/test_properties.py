@@ -115,6 +115,38 @@ def test_rope_dynamic_scaling_reads_the_current_length(rng):
                                atol=3e-6)
 
 
+def test_alibi_slopes_worked_numbers():
+    """SPEC §7: 8 heads 1/2 … 1/256; 12 heads append 0.7071 … 0.0884 (unsorted); 3 heads 1/16, 1/256, 1/4."""
+    np.testing.assert_array_equal(posattn.alibi_slopes(8), 2.0 ** -np.arange(1, 9))
+    np.testing.assert_allclose(posattn.alibi_slopes(12)[8:], [0.7071, 0.3536, 0.1768, 0.0884], atol=5e-5)
+    np.testing.assert_array_equal(posattn.alibi_slopes(12)[:8], 2.0 ** -np.arange(1, 9))
+    np.testing.assert_array_equal(posattn.alibi_slopes(3), [1 / 16, 1 / 256, 1 / 4])
+
+
+def test_alibi_key_position_form_gives_the_relative_softmax(rng):
+    """'key_position' differs from 'relative' by a per-row constant m·i: the same softmax."""
+    slopes, Lq, Lk = posattn.alibi_slopes(6), 9, 31
+    logits = rng.standard_normal((6, Lq, Lk))
+    def softmax(bias):
+        z = logits + bias
+        e = np.exp(z - z.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+    relative = posattn.alibi_bias(slopes, Lq, Lk).astype(np.float64)
+    key_position = posattn.alibi_bias(slopes, Lq, Lk, form="key_position").astype(np.float64)
+    row_shift = key_position - relative
+    np.testing.assert_allclose(row_shift, row_shift[..., :1].repeat(Lk, -1), rtol=1e-6, atol=1e-4)
+    np.testing.assert_allclose(softmax(relative), softmax(key_position), atol=1e-5)
+
+
+def test_alibi_symmetric_equals_relative_on_the_causal_part():
+    slopes, Lq, Lk = posattn.alibi_slopes(4), 7, 12
+    visible = np.arange(Lk)[None, :] <= np.arange(Lq)[:, None] + (Lk - Lq)
+    relative = posattn.alibi_bias(slopes, Lq, Lk)
+    symmetric = posattn.alibi_bias(slopes, Lq, Lk, form="symmetric")
+    np.testing.assert_array_equal(relative[:, visible], symmetric[:, visible])
+    assert (symmetric[:, ~visible] < relative[:, ~visible]).all()
+
+
 def _qkv(rng, B, Hq, Hkv, Lq, Lk, D):
     return (rng.standard_normal((B, Hq, Lq, D)).astype(np.float32),
             rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32),

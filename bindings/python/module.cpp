@@ -304,6 +304,32 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("layout") = "neox", py::arg("rotary_dim") = 0, py::arg("scaling") = py::none(),
           py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand");
 
+    m.def("alibi_slopes", [](int64_t heads) {
+        auto s = posattn::alibi_slopes(heads);
+        return py::array_t<double>(s.size(), s.data());
+    }, py::arg("heads"));
+
+    m.def("alibi_bias",
+          [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, std::optional<py::array> out,
+             std::string schedule) {
+              static const std::map<std::string, posattn::AlibiForm> forms{
+                  {"relative", posattn::AlibiForm::relative}, {"key_position", posattn::AlibiForm::key_position},
+                  {"symmetric", posattn::AlibiForm::symmetric}};
+              auto it = forms.find(form);
+              if (it == forms.end())
+                  invalid("alibi_bias", "argument 'form' is '" + form + "'; expected 'relative', 'key_position' or 'symmetric'");
+              if (Lq < 0 || Lk < 0) invalid("alibi_bias", "arguments 'Lq' and 'Lk' must be >= 0");
+              py::array result = output("alibi_bias", out, {slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk});
+              if (out && shape_of(*out) != std::vector<py::ssize_t>{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk})
+                  invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected [H, Lq, Lk]");
+              Tensor s = view("alibi_bias", slopes, "slopes"), o = view("alibi_bias", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::alibi_bias(s, o, it->second, {schedule});
+              return result;
+          },
+          py::arg("slopes"), py::arg("Lq"), py::arg("Lk"), py::kw_only(), py::arg("form") = "relative",
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
              std::optional<py::array> key_lengths, std::optional<py::array> out, std::string schedule) {

@@ -204,6 +204,23 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
     });
 }
 
+posattn_status posattn_alibi_slopes(int64_t heads, double *slopes) {
+    return guarded([&] {
+        if (!slopes) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'slopes' is NULL");
+        auto values = posattn::alibi_slopes(heads);
+        std::copy(values.begin(), values.end(), slopes);
+    });
+}
+
+posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_tensor *out, int32_t form) {
+    return guarded([&] {
+        if (form < POSATTN_ALIBI_RELATIVE || form > POSATTN_ALIBI_SYMMETRIC)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'form' is " + std::to_string(form) + "; expected 0, 1 or 2");
+        posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), posattn::AlibiForm(form));
+    });
+}
+
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,
                                  const posattn_tensor *key_lengths) {

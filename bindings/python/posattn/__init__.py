@@ -9,7 +9,7 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "attention", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -121,6 +121,17 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
         positions = _int32(positions, "rope", "positions")
     return _posattn.rope(_array(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
                          scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule)
+
+
+def alibi_slopes(heads):
+    """ALiBi head slopes, float64 [heads] (SPEC §7); not sorted when heads is not a power of two."""
+    return _posattn.alibi_slopes(heads)
+
+
+def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand"):
+    """float32 [H, Lq, Lk] ALiBi bias (SPEC §7) for query row r at absolute position r + Lk − Lq and
+    key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
+    return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule)
 
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, out=None, schedule="hand"):

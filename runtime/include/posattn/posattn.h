@@ -103,6 +103,17 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
                             double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
                             int64_t seq_len);
 
+/* ALiBi (SPEC §7). */
+typedef enum posattn_alibi_form {
+    POSATTN_ALIBI_RELATIVE = 0,     /* -m(i-j) */
+    POSATTN_ALIBI_KEY_POSITION = 1, /* +m*j */
+    POSATTN_ALIBI_SYMMETRIC = 2     /* -m|i-j| */
+} posattn_alibi_form;
+/* slopes: `heads` doubles written. */
+posattn_status posattn_alibi_slopes(int64_t heads, double *slopes);
+/* slopes float64 or float32 [H]; out float32 [H, Lq, Lk]. */
+posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_tensor *out, int32_t form);
+
 /* scale: NULL for 1/sqrt(D). key_lengths: NULL for no padding. causal: 0 or 1. */
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,

@@ -135,6 +135,14 @@ struct RopeOptions {
 // out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place).
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
+// ALiBi (SPEC §7). Head slopes for any head count (not sorted when it is not a power of two).
+std::vector<double> alibi_slopes(int64_t heads);
+enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m·j, −m|i−j|
+// out float32 [H, Lq, Lk]: the bias of query row r (absolute position r + Lk − Lq) and key j;
+// slopes float64 or float32 [H].
+void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form = AlibiForm::relative,
+                const CallOptions &call = {});
+
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D)
     bool causal = false;                 // bottom-right aligned (SPEC §0)
