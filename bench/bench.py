@@ -214,6 +214,35 @@ def rope_benches(rng):
             for scaling in (None, yarn)]
 
 
+def complex_order_benches(rng):
+    """Complex-order embeddings for [8, 8192] tokens of width 1024 (two 256 MiB outputs), V = 30000."""
+    (B, S, D), V = ENCODING_SHAPE, 30000
+    ids = rng.integers(0, V, size=(B, S)).astype(np.int32)
+    positions = np.broadcast_to(np.arange(1, S + 1, dtype=np.int32), (B, S))
+    amplitude = rng.standard_normal((V, D), dtype=np.float32)
+    frequency = posattn.complex_order_frequency_init(V, D, "classification") / V
+    phase = rng.uniform(-np.pi, np.pi, (V, D)).astype(np.float32)
+    real, imag = np.empty((B, S, D), np.float32), np.empty((B, S, D), np.float32)
+    small = [a[:2, :300] for a in (ids, positions)]
+
+    def eager(p):  # the public model: gather, angle, then r·cos and r·sin
+        angle = frequency[ids] * positions[..., None].astype(np.float32) + (0 if p is None else phase[ids])
+        r = amplitude[ids]
+        return r * np.cos(angle), r * np.sin(angle)
+
+    def error(s, p):
+        got = posattn.complex_order(*small, amplitude, frequency, p, schedule=s)
+        return float(np.abs(np.stack(got) - np.stack(reference.complex_order(*small, amplitude, frequency, p))).max())
+
+    # Bytes: the gathered rows of the tables (read) and both outputs (written).
+    return [Bench(f"posattn_complex_order{'_phase' if p is not None else ''}_f32",
+                  4 * B * S * D * (4 + (p is not None)), "GB/s",
+                  lambda r, s, p=p: posattn.complex_order(ids, positions, amplitude, frequency, p, real=real, imag=imag,
+                                                          schedule=s),
+                  lambda r, p=p: eager(p), lambda s, p=p: error(s, p))
+            for p in (None, phase)]
+
+
 def alibi_benches(rng):
     """The ALiBi bias table [16, 2048, 2048] float32 (256 MiB), against its eager float32 form."""
     H, L = 16, 2048
@@ -258,8 +287,8 @@ def attention_benches(rng):
 def agreement(bench):
     """The Adams2019 build at the benchmark size (the sizes its schedule assumes) against the hand
     schedule: max |difference|, so that a baseline is only timed if it computes the same thing."""
-    hand = bench.run(0, "hand").copy()
-    return float(np.abs(bench.run(0, "adams2019") - hand).max())
+    hand = np.array(bench.run(0, "hand"))  # a copy (stacked for kernels with several outputs)
+    return float(np.abs(np.array(bench.run(0, "adams2019")) - hand).max())
 
 
 def main():
@@ -281,7 +310,8 @@ def main():
               "vs adams2019", "vs numpy", "adams2019 max diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for bench in encodings + rope_benches(rng) + alibi_benches(rng) + attention_benches(rng):
+    for bench in (encodings + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
+                  + attention_benches(rng)):
         error = bench.verify("hand")
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)

@@ -219,6 +219,33 @@ def rope_cases():
     return cases
 
 
+def complex_order_cases():
+    cases = []
+    # (token shape, V, d, frequency init, phase, strided output)
+    configs = [((3, 29), 50, 33, "classification", False, False), ((41,), 7, 64, "translation", True, False),
+               ((2, 5), 1000, 17, "random", True, True), ((1, 1), 1, 1, "translation", False, False)]
+    for shape, V, d, init, with_phase, strided in configs:
+        def run(rng, schedule, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided):
+            ids = rng.integers(0, V, size=shape).astype(np.int32)
+            positions = rng.integers(0, 10**4, size=shape).astype(np.int32)  # 1-based in the model; any int here
+            amplitude = rng.standard_normal((V, d)).astype(np.float32)
+            frequency = (rng.uniform(0, 2, (V, d)) if init == "random"
+                         else reference.complex_order_frequency_init(V, d, init)).astype(np.float32)
+            phase = rng.uniform(-np.pi, np.pi, (V, d)).astype(np.float32) if with_phase else None
+            inputs = [a for a in (ids, positions, amplitude, frequency, phase) if a is not None]
+            before, after = _untouched(*inputs)
+            real, imag = (np.full(shape + (2 * d,), np.nan, np.float32)[..., ::2] if strided else poisoned(shape + (d,))
+                          for _ in range(2))
+            posattn.complex_order(ids, positions, amplitude, frequency, phase, real=real, imag=imag, schedule=schedule)
+            expected = np.stack(reference.complex_order(ids, positions, amplitude, frequency, phase))
+            # |r| <= ~5: the sinusoid's absolute error scaled by the amplitude.
+            return np.stack([real, imag]), expected, 5 * SIN_ATOL, SIN_RTOL, before, after
+        name = (f"T{'x'.join(map(str, shape))}-V{V}-D{d}-{init}{'-phase' if with_phase else ''}"
+                f"{'-strided' if strided else ''}")
+        cases.append(Case("posattn_complex_order_phase_f32" if with_phase else "posattn_complex_order_f32", name, run))
+    return cases
+
+
 def alibi_cases():
     cases = []
     for form in ("relative", "key_position", "symmetric"):
@@ -278,4 +305,4 @@ def attention_cases():
 
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + simple_cases() + rope_cases() + alibi_cases() + attention_cases())
+            + simple_cases() + complex_order_cases() + rope_cases() + alibi_cases() + attention_cases())

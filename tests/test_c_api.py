@@ -33,7 +33,8 @@ def tensor(a, data=None, shape=None):
 lib.posattn_last_error.restype = ctypes.c_char_p
 for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
-             "posattn_alibi_slopes", "posattn_alibi_bias"):
+             "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
+             "posattn_complex_order_frequency_init"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -117,6 +118,25 @@ def test_rope_in_place_with_yarn_matches_reference(rng):
     assert lib.posattn_rope(ctypes.byref(xt), ctypes.byref(xt), None, ctypes.c_double(1e4), 0, ctypes.c_int64(0),
                             ctypes.byref(scaling), ctypes.c_int64(0)) == INVALID
     assert "'scaling.type'" in last_error()
+
+
+def test_complex_order_with_phase(rng):
+    V, d = 9, 6
+    freq = np.zeros((V, d), np.float32)
+    assert lib.posattn_complex_order_frequency_init(ctypes.byref(tensor(freq)), 1) == OK, last_error()
+    np.testing.assert_allclose(freq, reference.complex_order_frequency_init(V, d, "classification"), rtol=2**-24)
+    ids, pos = rng.integers(0, V, size=(2, 5)).astype(np.int32), rng.integers(1, 500, size=(2, 5)).astype(np.int32)
+    amp, phase = rng.standard_normal((V, d)).astype(np.float32), rng.standard_normal((V, d)).astype(np.float32)
+    real, imag = np.full((2, 5, d), np.nan, np.float32), np.full((2, 5, d), np.nan, np.float32)
+    assert lib.posattn_complex_order(*(ctypes.byref(tensor(a)) for a in (ids, pos, amp, freq, phase, real, imag))) == OK, \
+        last_error()
+    expected = reference.complex_order(ids, pos, amp, freq, phase)
+    np.testing.assert_allclose(real, expected[0], atol=5e-6)
+    np.testing.assert_allclose(imag, expected[1], atol=5e-6)
+    ids[0, 0] = V
+    assert lib.posattn_complex_order(*(ctypes.byref(tensor(a)) for a in (ids, pos, amp, freq)), None,
+                                     ctypes.byref(tensor(real)), ctypes.byref(tensor(imag))) == INVALID
+    assert "'token_ids'" in last_error()
 
 
 def test_alibi_slopes_and_bias(rng):

@@ -148,6 +148,25 @@ def bad_cases():
         ("alibi-out-shape", enc(posattn.alibi_bias, slopes=lambda r: r.random(3), Lq=4, Lk=5,
                                 out=lambda r: np.zeros((3, 4, 6), np.float32)), ["'out'", "[H, Lq, Lk]"]),
         ("alibi-negative-length", enc(posattn.alibi_bias, slopes=lambda r: r.random(3), Lq=-1, Lk=5), ["'Lq'"]),
+        ("complex-order-token-too-large", enc(posattn.complex_order, token_ids=lambda r: np.array([[1, 7]], np.int32),
+                                              positions=lambda r: positions(r, 1, 2), amplitude=lambda r: f32(r, 7, 4),
+                                              frequency=lambda r: f32(r, 7, 4)),
+         ["'token_ids'", "holds 7", "V = 7"]),
+        ("complex-order-token-negative", enc(posattn.complex_order, token_ids=lambda r: np.array([-2], np.int32),
+                                             positions=lambda r: positions(r, 1), amplitude=lambda r: f32(r, 7, 4),
+                                             frequency=lambda r: f32(r, 7, 4)), ["'token_ids'", "holds -2"]),
+        ("complex-order-phase-shape", enc(posattn.complex_order, token_ids=lambda r: positions(r, 3, high=7),
+                                          positions=lambda r: positions(r, 3), amplitude=lambda r: f32(r, 7, 4),
+                                          frequency=lambda r: f32(r, 7, 4), phase=lambda r: f32(r, 7, 5)),
+         ["'phase'", "amplitude's shape"]),
+        ("complex-order-positions-shape", enc(posattn.complex_order, token_ids=lambda r: positions(r, 2, 3, high=7),
+                                              positions=lambda r: positions(r, 2, 4), amplitude=lambda r: f32(r, 7, 4),
+                                              frequency=lambda r: f32(r, 7, 4)), ["'positions'", "token_ids' shape"]),
+        ("complex-order-same-outputs", lambda r: (lambda o: (posattn.complex_order, dict(
+            token_ids=positions(r, 3, high=7), positions=positions(r, 3), amplitude=f32(r, 7, 4),
+            frequency=f32(r, 7, 4), real=o, imag=o)))(np.zeros((3, 4), np.float32)), ["'real' and 'imag'"]),
+        ("complex-order-init-kind", enc(posattn.complex_order_frequency_init, vocab=3, d=4, kind="fasttext"),
+         ["'kind'", "'translation' or 'classification'"]),
     ]
 
 

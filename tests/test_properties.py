@@ -115,6 +115,20 @@ def test_rope_dynamic_scaling_reads_the_current_length(rng):
                                atol=3e-6)
 
 
+def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
+    """SPEC §4: |f(w, p)| = |r_w| for every p, and f(w, p+k) = f(w, p)·e^{iω_w k}."""
+    V, d, k = 20, 16, 9
+    amplitude = rng.standard_normal((V, d)).astype(np.float32)
+    frequency = posattn.complex_order_frequency_init(V, d, "classification")
+    ids = rng.integers(0, V, size=30).astype(np.int32)
+    p = rng.integers(1, 10**4, size=30).astype(np.int32)
+    real, imag = posattn.complex_order(ids, p, amplitude, frequency)
+    f = real.astype(np.float64) + 1j * imag
+    np.testing.assert_allclose(np.abs(f), np.abs(amplitude[ids]), rtol=1e-6, atol=1e-7)
+    real_k, imag_k = posattn.complex_order(ids, p + k, amplitude, frequency)
+    np.testing.assert_allclose(real_k + 1j * imag_k, f * np.exp(1j * frequency[ids].astype(np.float64) * k), atol=5e-6)
+
+
 def test_alibi_slopes_worked_numbers():
     """SPEC §7: 8 heads 1/2 … 1/256; 12 heads append 0.7071 … 0.0884 (unsorted); 3 heads 1/16, 1/256, 1/4."""
     np.testing.assert_array_equal(posattn.alibi_slopes(8), 2.0 ** -np.arange(1, 9))

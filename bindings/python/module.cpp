@@ -304,6 +304,38 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("layout") = "neox", py::arg("rotary_dim") = 0, py::arg("scaling") = py::none(),
           py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand");
 
+    m.def("complex_order",
+          [](py::array token_ids, py::array positions, py::array amplitude, py::array frequency,
+             std::optional<py::array> phase, std::optional<py::array> real, std::optional<py::array> imag,
+             std::string schedule) {
+              const char *api = "complex_order";
+              std::vector<py::ssize_t> shape = shape_of(token_ids);
+              shape.push_back(amplitude.ndim() == 2 ? amplitude.shape(1) : 0);
+              py::array re = output(api, real, shape), im = output(api, imag, shape);
+              std::optional<Tensor> ph;
+              if (phase) ph = view(api, *phase, "phase");
+              Tensor ids = view(api, token_ids, "token_ids"), p = view(api, positions, "positions"),
+                     amp = view(api, amplitude, "amplitude"), freq = view(api, frequency, "frequency"),
+                     rv = view(api, re, "real", true), iv = view(api, im, "imag", true);
+              py::gil_scoped_release release;
+              posattn::complex_order(ids, p, amp, freq, ph, rv, iv, {schedule});
+              py::gil_scoped_acquire acquire;
+              return py::make_tuple(re, im);
+          },
+          py::arg("token_ids"), py::arg("positions"), py::arg("amplitude"), py::arg("frequency"),
+          py::arg("phase") = py::none(), py::kw_only(), py::arg("real") = py::none(), py::arg("imag") = py::none(),
+          py::arg("schedule") = "hand");
+
+    m.def("complex_order_frequency_init", [](int64_t vocab, int64_t d, std::string kind) {
+        posattn::ComplexOrderInit k = posattn::ComplexOrderInit::translation;
+        if (kind == "classification") k = posattn::ComplexOrderInit::classification;
+        else if (kind != "translation")
+            invalid("complex_order_frequency_init", "argument 'kind' is '" + kind + "'; expected 'translation' or 'classification'");
+        py::array result = output("complex_order_frequency_init", std::nullopt, {vocab, d});
+        posattn::complex_order_frequency_init(view("complex_order_frequency_init", result, "out", true), k);
+        return result;
+    }, py::arg("vocab"), py::arg("d"), py::arg("kind") = "translation");
+
     m.def("alibi_slopes", [](int64_t heads) {
         auto s = posattn::alibi_slopes(heads);
         return py::array_t<double>(s.size(), s.data());

@@ -204,6 +204,27 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
     });
 }
 
+posattn_status posattn_complex_order(const posattn_tensor *token_ids, const posattn_tensor *positions,
+                                     const posattn_tensor *amplitude, const posattn_tensor *frequency,
+                                     const posattn_tensor *phase, const posattn_tensor *real,
+                                     const posattn_tensor *imag) {
+    return guarded([&] {
+        std::optional<posattn::Tensor> ph;
+        if (phase) ph = view(phase, "phase");
+        posattn::complex_order(view(token_ids, "token_ids"), view(positions, "positions"), view(amplitude, "amplitude"),
+                               view(frequency, "frequency"), ph, view(real, "real"), view(imag, "imag"));
+    });
+}
+
+posattn_status posattn_complex_order_frequency_init(const posattn_tensor *out, int32_t kind) {
+    return guarded([&] {
+        if (kind != POSATTN_COMPLEX_ORDER_TRANSLATION && kind != POSATTN_COMPLEX_ORDER_CLASSIFICATION)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'kind' is " + std::to_string(kind) + "; expected 0 or 1");
+        posattn::complex_order_frequency_init(view(out, "out"), posattn::ComplexOrderInit(kind));
+    });
+}
+
 posattn_status posattn_alibi_slopes(int64_t heads, double *slopes) {
     return guarded([&] {
         if (!slopes) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'slopes' is NULL");

@@ -9,7 +9,7 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "complex_order", "complex_order_frequency_init", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -121,6 +121,22 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
         positions = _int32(positions, "rope", "positions")
     return _posattn.rope(_array(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
                          scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule)
+
+
+def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand"):
+    """Complex-order embedding (SPEC §4) -> (real, imag), each float32 [..., d]:
+    amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
+    tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
+    return _posattn.complex_order(_int32(token_ids, "complex_order", "token_ids"),
+                                  _int32(positions, "complex_order", "positions"), _array(amplitude),
+                                  _array(frequency), None if phase is None else _array(phase), real=real, imag=imag,
+                                  schedule=schedule)
+
+
+def complex_order_frequency_init(vocab, d, kind="translation"):
+    """float32 [vocab, d] frequency table as the public code initialises it (SPEC §4): 'translation'
+    10000^(−2⌊c/2⌋/d) for every word (frozen), 'classification' w·10000^(−2c/d)."""
+    return _posattn.complex_order_frequency_init(vocab, d, kind)
 
 
 def alibi_slopes(heads):

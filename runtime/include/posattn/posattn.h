@@ -103,6 +103,17 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
                             double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
                             int64_t seq_len);
 
+/* Complex-order embeddings (SPEC §4). phase may be NULL (the public code has none). */
+posattn_status posattn_complex_order(const posattn_tensor *token_ids, const posattn_tensor *positions,
+                                     const posattn_tensor *amplitude, const posattn_tensor *frequency,
+                                     const posattn_tensor *phase, const posattn_tensor *real,
+                                     const posattn_tensor *imag);
+typedef enum posattn_complex_order_init {
+    POSATTN_COMPLEX_ORDER_TRANSLATION = 0,   /* 10000^(-2 floor(c/2)/d), every word */
+    POSATTN_COMPLEX_ORDER_CLASSIFICATION = 1 /* w * 10000^(-2c/d) */
+} posattn_complex_order_init;
+posattn_status posattn_complex_order_frequency_init(const posattn_tensor *out, int32_t kind);
+
 /* ALiBi (SPEC §7). */
 typedef enum posattn_alibi_form {
     POSATTN_ALIBI_RELATIVE = 0,     /* -m(i-j) */

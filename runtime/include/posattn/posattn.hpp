@@ -135,6 +135,18 @@ struct RopeOptions {
 // out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place).
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
+// Complex-order embeddings (SPEC §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
+// phase[w]) for token w at position p. token_ids, positions int32 [N] or [B, S]; amplitude,
+// frequency, phase float32 [V, d] (phase optional: the public code has none); real, imag float32
+// [..., d]. A token id outside [0, V) is an error.
+void complex_order(const Tensor &token_ids, const Tensor &positions, const Tensor &amplitude,
+                   const Tensor &frequency, const std::optional<Tensor> &phase, const Tensor &real,
+                   const Tensor &imag, const CallOptions &call = {});
+// Frequency tables [V, d] as the public code initialises them: translation (Models.py, frozen):
+// 10000^(−2⌊c/2⌋/d) for every word; classification (Complex_order.py): w·10000^(−2c/d).
+enum class ComplexOrderInit { translation, classification };
+void complex_order_frequency_init(const Tensor &out, ComplexOrderInit kind);
+
 // ALiBi (SPEC §7). Head slopes for any head count (not sorted when it is not a power of two).
 std::vector<double> alibi_slopes(int64_t heads);
 enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m·j, −m|i−j|
