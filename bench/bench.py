@@ -243,6 +243,42 @@ def complex_order_benches(rng):
             for p in (None, phase)]
 
 
+def floater_table(rng, repeats):
+    """FLOATER is sequential in time: time per position for the paper's encoder setting (d = hidden =
+    512, 6 initial values = q/k/v × 2 layers, 5 rk4_38 steps per position), against the same
+    integrator in NumPy (float32 matrix products on OpenBLAS), and its matvec GFLOP/s."""
+    d, batch, N = 512, 6, 64
+    p0 = rng.standard_normal((batch, d)).astype(np.float32)
+    W1, b1 = (rng.standard_normal((d, d + 1)) / np.sqrt(d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    W2, b2 = (rng.standard_normal((d, d + 1)) / np.sqrt(d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+
+    def numpy_floater(steps=5, dt=0.01):
+        def field(t, p):
+            hidden = np.maximum(p @ W1[:, :d].T + W1[:, d] * np.float32(t) + b1, 0)
+            return hidden @ W2[:, :d].T + W2[:, d] * np.float32(t) + b2
+        y, h, out = p0.copy(), np.float32(dt / steps), [p0]
+        for n in range(1, N):
+            for s in range(steps):
+                t = ((n - 1) * steps + s) * h
+                k1 = field(t, y)
+                k2 = field(t + h / 3, y + h * k1 / 3)
+                k3 = field(t + 2 * h / 3, y + h * (k2 - k1 / 3))
+                k4 = field(t + h, y + h * (k1 - k2 + k3))
+                y = y + h * (k1 + 3 * k2 + 3 * k3 + k4) / 8
+            out.append(y)
+        return np.stack(out, 1)
+
+    t_kernel = median_time(lambda r: posattn.floater(N, p0, W1, b1, W2, b2), repeats)
+    t_numpy = median_time(lambda r: numpy_floater(), max(3, repeats // 3), warmup=1)
+    error = float(np.abs(posattn.floater(N, p0, W1, b1, W2, b2) - reference.floater(N, p0, W1, b1, W2, b2)).max())
+    flops = 2 * 2 * d * (d + 1) * batch * 4 * 5 * (N - 1)  # two products per stage, 4 stages, 5 steps
+    print(f"\nFLOATER rk4_38, d = hidden = {d}, {batch} initial values, {N} positions: "
+          f"{t_kernel / (N - 1) * 1e6:.0f} µs per position ({flops / t_kernel / 1e9:.1f} GFLOP/s), "
+          f"{t_numpy / t_kernel:.1f}x NumPy, max err vs f64 {error:.1e}")
+    return dict(kernel="posattn_floater_step_rk4_38_f32.x86", us_per_position=t_kernel / (N - 1) * 1e6,
+                gflops=flops / t_kernel / 1e9, speedup_vs_numpy=t_numpy / t_kernel, max_error=error)
+
+
 def alibi_benches(rng):
     """The ALiBi bias table [16, 2048, 2048] float32 (256 MiB), against its eager float32 form."""
     H, L = 16, 2048
@@ -330,11 +366,13 @@ def main():
         print(f"| {row['kernel']} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | "
               f"{100 * ratio:.0f}% | {fill} | {row['speedup_vs_adams2019']:.2f}x | "
               f"{row['speedup_vs_numpy']:.1f}x | {row['adams2019_max_diff']:.1e} |", flush=True)
+    floater_row = floater_table(rng, args.repeats)
     print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
           "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
           "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")
     if args.json:
-        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows), indent=2))
+        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows, floater=floater_row),
+                                        indent=2))
 
 
 if __name__ == "__main__":

@@ -246,6 +246,32 @@ def complex_order_cases():
     return cases
 
 
+def floater_cases():
+    cases = []
+    # float32 steps round each stage to ~1 ulp of the state; over S steps the rounding errors add up
+    # like a random walk: ~2^-24·|p|·√S·(a few), which this bound covers with a wide margin.
+    def tolerance(expected, steps):
+        return 1e-6 * max(1.0, float(np.abs(expected).max())) * np.sqrt(steps), 0.0
+
+    for method in ("rk4_38", "rk4", "midpoint", "euler"):
+        for batch, N, d, hidden, dt, substeps in ((None, 40, 16, 16, 0.01, 5), (3, 25, 33, 70, 0.05, 3),
+                                                  (2, 1, 8, 5, 0.01, 5), (None, 12, 64, 130, 0.1, 2)):
+            def run(rng, schedule, batch=batch, N=N, d=d, hidden=hidden, dt=dt, substeps=substeps, method=method):
+                p0 = rng.standard_normal(((batch,) if batch else ()) + (d,)).astype(np.float32)
+                W1 = (rng.standard_normal((hidden, d + 1)) / np.sqrt(d)).astype(np.float32)
+                W2 = (rng.standard_normal((d, hidden + 1)) / np.sqrt(hidden)).astype(np.float32)
+                b1, b2 = rng.standard_normal(hidden).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+                before, after = _untouched(p0, W1, b1, W2, b2)
+                out = poisoned(((batch,) if batch else ()) + (N, d))
+                posattn.floater(N, p0, W1, b1, W2, b2, dt=dt, substeps=substeps, method=method, out=out,
+                                schedule=schedule)
+                expected = reference.floater(N, p0, W1, b1, W2, b2, dt, substeps, method)
+                return (out, expected, *tolerance(expected, max(N - 1, 1) * substeps), before, after)
+            name = f"{f'batch{batch}-' if batch else ''}N{N}-D{d}-hidden{hidden}-dt{dt}-substeps{substeps}"
+            cases.append(Case(f"posattn_floater_step_{method}_f32", name, run))
+    return cases
+
+
 def alibi_cases():
     cases = []
     for form in ("relative", "key_position", "symmetric"):
@@ -305,4 +331,5 @@ def attention_cases():
 
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + simple_cases() + complex_order_cases() + rope_cases() + alibi_cases() + attention_cases())
+            + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
+            + attention_cases())

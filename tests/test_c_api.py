@@ -34,7 +34,7 @@ lib.posattn_last_error.restype = ctypes.c_char_p
 for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
              "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
-             "posattn_complex_order_frequency_init"):
+             "posattn_complex_order_frequency_init", "posattn_floater"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -137,6 +137,19 @@ def test_complex_order_with_phase(rng):
     assert lib.posattn_complex_order(*(ctypes.byref(tensor(a)) for a in (ids, pos, amp, freq)), None,
                                      ctypes.byref(tensor(real)), ctypes.byref(tensor(imag))) == INVALID
     assert "'token_ids'" in last_error()
+
+
+def test_floater_midpoint(rng):
+    d, hidden, N = 6, 9, 8
+    p0 = rng.standard_normal((2, d)).astype(np.float32)
+    W1, b1 = rng.standard_normal((hidden, d + 1)).astype(np.float32), rng.standard_normal(hidden).astype(np.float32)
+    W2, b2 = rng.standard_normal((d, hidden + 1)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    out = np.full((2, N, d), np.nan, np.float32)
+    args = [ctypes.byref(tensor(a)) for a in (p0, W1, b1, W2, b2, out)]
+    assert lib.posattn_floater(*args, ctypes.c_double(0.05), ctypes.c_int64(4), 2) == OK, last_error()
+    np.testing.assert_allclose(out, reference.floater(N, p0, W1, b1, W2, b2, 0.05, 4, "midpoint"), atol=1e-5)
+    assert lib.posattn_floater(*args, ctypes.c_double(0.05), ctypes.c_int64(4), 7) == INVALID
+    assert "'method'" in last_error()
 
 
 def test_alibi_slopes_and_bias(rng):

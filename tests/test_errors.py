@@ -167,6 +167,20 @@ def bad_cases():
             frequency=f32(r, 7, 4), real=o, imag=o)))(np.zeros((3, 4), np.float32)), ["'real' and 'imag'"]),
         ("complex-order-init-kind", enc(posattn.complex_order_frequency_init, vocab=3, d=4, kind="fasttext"),
          ["'kind'", "'translation' or 'classification'"]),
+        *[(f"floater-{name}", enc(posattn.floater, **{**dict(num_positions=5, p0=lambda r: f32(r, 4),
+                                                             W1=lambda r: f32(r, 6, 5), b1=lambda r: f32(r, 6),
+                                                             W2=lambda r: f32(r, 4, 7), b2=lambda r: f32(r, 4)), **change}),
+           fragments) for name, change, fragments in [
+            ("W1-width", dict(W1=lambda r: f32(r, 6, 4)), ["'W1'", "d + 1"]),
+            ("W2-width", dict(W2=lambda r: f32(r, 4, 6)), ["'W2'", "hidden + 1"]),
+            ("b2-length", dict(b2=lambda r: f32(r, 3)), ["'b2'", "d, p0's last dimension"]),
+            ("p0-rank", dict(p0=lambda r: f32(r, 2, 2, 4)), ["'p0'", "rank 3"]),
+            ("dt-zero", dict(dt=0.0), ["'dt'", "dt > 0"]),
+            ("substeps-zero", dict(substeps=0), ["'substeps'", ">= 1"]),
+            ("method", dict(method="dopri5"), ["'method'", "'rk4_38'"]),
+            ("W2-nan", dict(W2=lambda r: np.full((4, 7), np.nan, np.float32)), ["'W2'", "NaN or Inf"]),
+            ("negative-positions", dict(num_positions=-1), ["'num_positions'"]),
+        ]],
     ]
 
 

@@ -129,6 +129,34 @@ def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
     np.testing.assert_allclose(real_k + 1j * imag_k, f * np.exp(1j * frequency[ids].astype(np.float64) * k), atol=5e-6)
 
 
+@pytest.mark.parametrize("method", ["rk4_38", "rk4", "midpoint", "euler"])
+def test_floater_constant_field_gives_a_straight_line(rng, method):
+    """SPEC §5: with W1 = W2 = 0 the field is b2, so p_n = p0 + b2·n·dt."""
+    d, hidden, N = 12, 7, 30
+    p0, b2 = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    out = posattn.floater(N, p0, np.zeros((hidden, d + 1), np.float32), rng.standard_normal(hidden).astype(np.float32),
+                          np.zeros((d, hidden + 1), np.float32), b2, dt=0.05, method=method)
+    expected = p0 + b2 * (0.05 * np.arange(N))[:, None]
+    np.testing.assert_allclose(out, expected, atol=2e-5)
+
+
+def test_floater_rotation_field_reproduces_the_interleaved_sinusoid():
+    """SPEC §5: h = A·p with A_pair = [[0, ω], [−ω, 0]], p0 = [0, 1] per pair and dt = 1 gives
+    p_n = (sin nω, cos nω): sinusoidal PE. A linear field through ReLU: W1 = [I; −I], W2 = [A, −A]."""
+    d, N = 16, 12
+    omega = reference.sinusoidal_frequencies(d)
+    A = np.zeros((d, d))
+    A[0::2, 1::2] = np.diag(omega)
+    A[1::2, 0::2] = -np.diag(omega)
+    W1 = np.zeros((2 * d, d + 1), np.float32)
+    W1[:d, :d], W1[d:, :d] = np.eye(d), -np.eye(d)
+    W2 = np.zeros((d, 2 * d + 1), np.float32)
+    W2[:, :d], W2[:, d:2 * d] = A, -A
+    p0 = np.tile([0.0, 1.0], d // 2).astype(np.float32)
+    out = posattn.floater(N, p0, W1, np.zeros(2 * d, np.float32), W2, np.zeros(d, np.float32), dt=1.0, substeps=50)
+    np.testing.assert_allclose(out, reference.sinusoidal(np.arange(N), d), atol=2e-5)
+
+
 def test_alibi_slopes_worked_numbers():
     """SPEC §7: 8 heads 1/2 … 1/256; 12 heads append 0.7071 … 0.0884 (unsorted); 3 heads 1/16, 1/256, 1/4."""
     np.testing.assert_array_equal(posattn.alibi_slopes(8), 2.0 ** -np.arange(1, 9))

@@ -336,6 +336,31 @@ PYBIND11_MODULE(_posattn, m) {
         return result;
     }, py::arg("vocab"), py::arg("d"), py::arg("kind") = "translation");
 
+    m.def("floater",
+          [](int64_t num_positions, py::array p0, py::array W1, py::array b1, py::array W2, py::array b2, double dt,
+             int64_t substeps, std::string method, std::optional<py::array> out, std::string schedule) {
+              static const std::map<std::string, posattn::FloaterMethod> methods{
+                  {"rk4_38", posattn::FloaterMethod::rk4_38}, {"rk4", posattn::FloaterMethod::rk4},
+                  {"midpoint", posattn::FloaterMethod::midpoint}, {"euler", posattn::FloaterMethod::euler}};
+              auto it = methods.find(method);
+              if (it == methods.end())
+                  invalid("floater", "argument 'method' is '" + method + "'; expected 'rk4_38', 'rk4', 'midpoint' or 'euler'");
+              if (num_positions < 0) invalid("floater", "argument 'num_positions' is " + std::to_string(num_positions) + "; expected >= 0");
+              std::vector<py::ssize_t> shape = shape_of(p0);
+              shape.insert(shape.end() - (shape.empty() ? 0 : 1), num_positions);
+              if (out && shape_of(*out) != shape)
+                  invalid("floater", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " + shape_string(shape));
+              py::array result = output("floater", out, shape);
+              Tensor p = view("floater", p0, "p0"), w1 = view("floater", W1, "W1"), v1 = view("floater", b1, "b1"),
+                     w2 = view("floater", W2, "W2"), v2 = view("floater", b2, "b2"), o = view("floater", result, "out", true);
+              py::gil_scoped_release release;
+              posattn::floater(p, w1, v1, w2, v2, o, {dt, substeps, it->second}, {schedule});
+              return result;
+          },
+          py::arg("num_positions"), py::arg("p0"), py::arg("W1"), py::arg("b1"), py::arg("W2"), py::arg("b2"),
+          py::kw_only(), py::arg("dt") = 0.01, py::arg("substeps") = 5, py::arg("method") = "rk4_38",
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
     m.def("alibi_slopes", [](int64_t heads) {
         auto s = posattn::alibi_slopes(heads);
         return py::array_t<double>(s.size(), s.data());

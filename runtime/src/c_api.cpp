@@ -225,6 +225,18 @@ posattn_status posattn_complex_order_frequency_init(const posattn_tensor *out, i
     });
 }
 
+posattn_status posattn_floater(const posattn_tensor *p0, const posattn_tensor *W1, const posattn_tensor *b1,
+                               const posattn_tensor *W2, const posattn_tensor *b2, const posattn_tensor *out, double dt,
+                               int64_t substeps, int32_t method) {
+    return guarded([&] {
+        if (method < POSATTN_FLOATER_RK4_38 || method > POSATTN_FLOATER_EULER)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'method' is " + std::to_string(method) + "; expected 0 ... 3");
+        posattn::floater(view(p0, "p0"), view(W1, "W1"), view(b1, "b1"), view(W2, "W2"), view(b2, "b2"), view(out, "out"),
+                         {dt, substeps, posattn::FloaterMethod(method)});
+    });
+}
+
 posattn_status posattn_alibi_slopes(int64_t heads, double *slopes) {
     return guarded([&] {
         if (!slopes) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'slopes' is NULL");

@@ -9,7 +9,7 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "complex_order", "complex_order_frequency_init", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -137,6 +137,15 @@ def complex_order_frequency_init(vocab, d, kind="translation"):
     """float32 [vocab, d] frequency table as the public code initialises it (SPEC §4): 'translation'
     10000^(−2⌊c/2⌋/d) for every word (frozen), 'classification' w·10000^(−2c/d)."""
     return _posattn.complex_order_frequency_init(vocab, d, kind)
+
+
+def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand"):
+    """FLOATER (SPEC §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
+    [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
+    `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
+    position. W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]."""
+    return _posattn.floater(num_positions, *(_array(a) for a in (p0, W1, b1, W2, b2)), dt=dt, substeps=substeps,
+                            method=method, out=out, schedule=schedule)
 
 
 def alibi_slopes(heads):

@@ -114,6 +114,18 @@ typedef enum posattn_complex_order_init {
 } posattn_complex_order_init;
 posattn_status posattn_complex_order_frequency_init(const posattn_tensor *out, int32_t kind);
 
+/* FLOATER (SPEC §5): p0 [d] or [batch, d]; W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d];
+ * out [N, d] or [batch, N, d]. */
+typedef enum posattn_floater_method {
+    POSATTN_FLOATER_RK4_38 = 0, /* torchdiffeq's "rk4" */
+    POSATTN_FLOATER_RK4 = 1,
+    POSATTN_FLOATER_MIDPOINT = 2,
+    POSATTN_FLOATER_EULER = 3
+} posattn_floater_method;
+posattn_status posattn_floater(const posattn_tensor *p0, const posattn_tensor *W1, const posattn_tensor *b1,
+                               const posattn_tensor *W2, const posattn_tensor *b2, const posattn_tensor *out, double dt,
+                               int64_t substeps, int32_t method);
+
 /* ALiBi (SPEC §7). */
 typedef enum posattn_alibi_form {
     POSATTN_ALIBI_RELATIVE = 0,     /* -m(i-j) */

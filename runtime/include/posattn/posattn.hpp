@@ -147,6 +147,19 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
 enum class ComplexOrderInit { translation, classification };
 void complex_order_frequency_init(const Tensor &out, ComplexOrderInit kind);
 
+// FLOATER (SPEC §5): p_n = p(n·dt) for dp/dt = h(t, p) = W2·[ReLU(W1·[p; t] + b1); t] + b2,
+// p(0) = p0, with `substeps` steps of the method per position (torchdiffeq's "rk4" is rk4_38).
+enum class FloaterMethod { rk4_38, rk4, midpoint, euler };
+struct FloaterOptions {
+    double dt = 0.01;
+    int64_t substeps = 5;
+    FloaterMethod method = FloaterMethod::rk4_38;
+};
+// p0 float32 [d] or [batch, d]; W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d] (torch's
+// [out, in]); out float32 [N, d] or [batch, N, d] for N positions.
+void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor &W2, const Tensor &b2,
+             const Tensor &out, const FloaterOptions &options = {}, const CallOptions &call = {});
+
 // ALiBi (SPEC §7). Head slopes for any head count (not sorted when it is not a power of two).
 std::vector<double> alibi_slopes(int64_t heads);
 enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m·j, −m|i−j|

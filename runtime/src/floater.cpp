@@ -1,0 +1,110 @@
+// FLOATER (SPEC §5): the position encodings p_n = p(n·dt) of dp/dt = h(t, p), p(0) = p0, integrated
+// with `substeps` explicit Runge–Kutta steps per position. Each step is one kernel call over the
+// whole batch of initial values; the steps run in order.
+#include <cmath>
+#include <cstring>
+
+#include "internal.h"
+
+namespace posattn {
+
+using detail::Checker;
+using detail::HalideView;
+using detail::KernelCall;
+
+namespace {
+
+// A row-major float32 matrix [rows, cols] holding the transpose of m [cols, rows].
+std::vector<float> transposed(const Tensor &m) {
+    int64_t rows = m.shape[1], cols = m.shape[0];
+    std::vector<float> t(size_t(rows * cols));
+    const float *data = static_cast<const float *>(m.data);
+    for (int64_t i = 0; i < cols; i++)
+        for (int64_t j = 0; j < rows; j++) t[size_t(j * cols + i)] = data[i * m.stride(0) + j * m.stride(1)];
+    return t;
+}
+
+void check_finite_floats(const Checker &check, const Tensor &t, const char *name) {
+    const float *data = static_cast<const float *>(t.data);
+    detail::for_each_offset<1>(t.shape, {&t}, [&](const std::array<int64_t, 1> &o) {
+        if (!std::isfinite(data[o[0]])) check.fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
+    });
+}
+
+const char *step_kernel(FloaterMethod method) {
+    switch (method) {
+    case FloaterMethod::rk4_38: return "posattn_floater_step_rk4_38_f32";
+    case FloaterMethod::rk4: return "posattn_floater_step_rk4_f32";
+    case FloaterMethod::midpoint: return "posattn_floater_step_midpoint_f32";
+    case FloaterMethod::euler: return "posattn_floater_step_euler_f32";
+    }
+    return "";
+}
+
+}  // namespace
+
+void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor &W2, const Tensor &b2, const Tensor &out,
+             const FloaterOptions &o, const CallOptions &call) {
+    Checker check("floater");
+    check.tensor(p0, "p0", DType::float32, {1, 2});
+    bool batched = p0.shape.size() == 2;
+    int64_t batch = batched ? p0.shape[0] : 1, d = p0.shape.back();
+    check.tensor(W1, "W1", DType::float32, {2});
+    int64_t hidden = W1.shape[0];
+    check.dim(W1, "W1", 1, d + 1, "d + 1: the state and the time");
+    check.tensor(b1, "b1", DType::float32, {1});
+    check.dim(b1, "b1", 0, hidden, "hidden, W1's dimension 0");
+    check.tensor(W2, "W2", DType::float32, {2});
+    check.dim(W2, "W2", 0, d, "d, p0's last dimension");
+    check.dim(W2, "W2", 1, hidden + 1, "hidden + 1: the hidden units and the time");
+    check.tensor(b2, "b2", DType::float32, {1});
+    check.dim(b2, "b2", 0, d, "d, p0's last dimension");
+    check.tensor(out, "out", DType::float32, {p0.shape.size() + 1});
+    if (batched) check.dim(out, "out", 0, batch, "the batch of initial values, p0's dimension 0");
+    check.dim(out, "out", out.shape.size() - 1, d, "d, p0's last dimension");
+    check.output(out, "out");
+    check.finite(o.dt, "dt");
+    if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
+    if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
+    for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}})
+        check_finite_floats(check, *t, name);
+    int64_t positions = out.shape[out.shape.size() - 2];
+    if (out.numel() == 0) return;
+
+    // out as [batch, N, d]; the state as a contiguous [batch, d] pair of buffers.
+    Tensor out3 = out;
+    if (!batched) {
+        out3.shape.insert(out3.shape.begin(), 1);
+        out3.strides = {0, out.stride(0), out.stride(1)};
+    }
+    std::vector<float> state(size_t(batch * d)), next(state.size());
+    for (int64_t n = 0; n < batch; n++)
+        for (int64_t c = 0; c < d; c++)
+            state[size_t(n * d + c)] = static_cast<const float *>(p0.data)[(batched ? n * p0.stride(0) : 0) + c * p0.stride(p0.shape.size() - 1)];
+    auto emit = [&](int64_t position) {
+        float *data = static_cast<float *>(out3.data);
+        for (int64_t n = 0; n < batch; n++)
+            for (int64_t c = 0; c < d; c++)
+                data[n * out3.stride(0) + position * out3.stride(1) + c * out3.stride(2)] = state[size_t(n * d + c)];
+    };
+    emit(0);
+    std::vector<float> w1t = transposed(W1), w2t = transposed(W2);
+    HalideView w1_view(Tensor{w1t.data(), DType::float32, {d + 1, hidden}, {}}, false);
+    HalideView w2_view(Tensor{w2t.data(), DType::float32, {hidden + 1, d}, {}}, false);
+    HalideView b1_view(b1, false), b2_view(b2, false);
+    double h = o.dt / double(o.substeps);
+    for (int64_t position = 1; position < positions; position++) {
+        for (int64_t s = 0; s < o.substeps; s++) {
+            HalideView y_view(Tensor{state.data(), DType::float32, {batch, d}, {}}, false);
+            HalideView next_view(Tensor{next.data(), DType::float32, {batch, d}, {}}, true);
+            KernelCall kernel(step_kernel(o.method), call);
+            kernel.arg("y", y_view).arg("w1t", w1_view).arg("b1", b1_view).arg("w2t", w2_view).arg("b2", b2_view)
+                .arg("t", double((position - 1) * o.substeps + s) * h).arg("step", h).arg("y_next", next_view);
+            kernel.run();
+            state.swap(next);
+        }
+        emit(position);
+    }
+}
+
+}  // namespace posattn
