@@ -46,7 +46,8 @@ public:
         Expr h = cast<float>(step);
         std::vector<Func> k;
         for (size_t s = 0; s < tab.b.size(); s++) {
-            Expr stage_state = y(c, n);
+            // Reads are clamped: register tiles of the schedule may run past the last state or row.
+        Expr stage_state = y(c, clamp(n, 0, y.dim(1).extent() - 1));
             for (size_t j = 0; j < s; j++)
                 if (tab.a[s][j] != 0) stage_state += h * float(tab.a[s][j]) * k[j](c, n);
             Func state("state_" + std::to_string(s));
@@ -77,10 +78,11 @@ private:
     Func field(Func state, Expr time, Expr d, Expr hidden, const std::string &tag) {
         Func pre("hidden_" + tag), k("k_" + tag);
         RDom j(0, d, "j"), kk(0, hidden, "kk");
-        pre(u, n) = w1t(u, d) * time + b1(u);
-        pre(u, n) += w1t(u, j) * state(j, n);
-        k(c, n) = w2t(c, hidden) * time + b2(c);
-        k(c, n) += w2t(c, kk) * max(pre(kk, n), 0.0f);
+        Expr unit = clamp(u, 0, hidden - 1), channel = clamp(c, 0, d - 1);
+        pre(u, n) = w1t(unit, d) * time + b1(unit);
+        pre(u, n) += w1t(unit, j) * state(j, n);
+        k(c, n) = w2t(channel, hidden) * time + b2(channel);
+        k(c, n) += w2t(channel, kk) * max(pre(kk, n), 0.0f);
         stages.push_back({state, pre, k});
         return k;
     }
