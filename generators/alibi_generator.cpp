@@ -5,6 +5,7 @@
 //   form 2 'symmetric'     −m·|i − j| (bidirectional)
 // The product is formed in float64 and rounded once.
 #include "Halide.h"
+#include "alibi.h"
 #include "schedules/encodings.h"
 
 namespace posattn {
@@ -21,9 +22,7 @@ public:
 
     void generate() {
         Expr Lk = out.dim(0).extent(), Lq = out.dim(1).extent();
-        Expr key_minus_query = cast<double>((j - Lk) + (Lq - r));  // j − i, without int32 overflow
-        Expr offset = select(form == 0, key_minus_query, form == 1, cast<double>(j), -abs(key_minus_query));
-        out(j, r, h) = cast<float>(slopes(h) * offset);
+        out(j, r, h) = cast<float>(slopes(h) * cast<double>(alibi_offset(form, r + (Lk - Lq), j)));
 
         slopes.set_estimates({{0, 32}});
         form.set_estimate(0);

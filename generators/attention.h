@@ -36,11 +36,6 @@ struct AttentionDeclaration {
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
-inline AttentionDeclaration attention_declaration(const std::string &variant) {
-    if (variant == "plain") return {};
-    throw Halide::CompileError("posattn: unknown attention variant '" + variant + "' (known: plain)");
-}
-
 // The Funcs and Vars a schedule needs.
 struct AttentionStages {
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;

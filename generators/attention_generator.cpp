@@ -2,6 +2,7 @@
 // (generators/attention.h). q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] with any
 // strides of the outer dimensions; Hq a multiple of Hkv (GQA/MQA); per-batch key lengths.
 #include "Halide.h"
+#include "alibi.h"
 #include "attention.h"
 #include "schedules/attention.h"
 
@@ -21,12 +22,37 @@ public:
     Input<float> scale{"scale"};
     Input<bool> causal{"causal"};
     Output<Buffer<float, 4>> out{"out"};  // [B, Hq, Lq, Dv]
+    // The inputs of the variant's declaration, added by configure():
+    Input<Buffer<float, 1>> *slopes = nullptr;  // alibi: [Hq]
+    Input<int32_t> *alibi_form = nullptr;       // alibi: generators/alibi.h
+
+    void configure() {
+        if (variant == "alibi") {
+            slopes = add_input<Buffer<float, 1>>("slopes");
+            alibi_form = add_input<int32_t>("alibi_form");
+        } else if (variant != "plain") {
+            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi)");
+        }
+    }
+
+    // What each variant adds to the generic algorithm (generators/attention.h).
+    AttentionDeclaration declaration() {
+        AttentionDeclaration decl;
+        if (variant == "alibi") {
+            decl.logit_biases.push_back([this](const ScoreSite &s) {
+                return (*slopes)(s.head) * cast<float>(alibi_offset(*alibi_form, s.query_position, s.key));
+            });
+            slopes->set_estimates({{0, 8}});
+            alibi_form->set_estimate(0);
+        }
+        return decl;
+    }
 
     void generate() {
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         int key_block = attention_key_block(get_target(), schedule_params);
-        stages = define_attention(attention_declaration(variant), key_block, q, k, v, D, Dv, Lq, Lk, group,
+        stages = define_attention(declaration(), key_block, q, k, v, D, Dv, Lq, Lk, group,
                                   key_lengths, scale, causal);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 

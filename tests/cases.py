@@ -329,7 +329,37 @@ def attention_cases():
     return cases
 
 
+def alibi_attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq, Lk, D, causal, key lengths, form, slopes)
+    configs = [
+        (2, 4, 4, 37, 37, 16, True, None, "relative", "alibi"),
+        (1, 6, 2, 9, 70, 32, True, [70], "key_position", "alibi"),      # GQA, Lq < Lk
+        (2, 3, 3, 33, 33, 24, False, [33, 20], "symmetric", "alibi"),   # non-power-of-two heads, padding
+        (1, 4, 1, 17, 129, 64, False, None, "relative", "random"),      # MQA, bidirectional, any slopes
+        (1, 2, 2, 1, 301, 64, True, None, "relative", "alibi"),         # decode
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, causal, lengths, form, slopes in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths, form=form,
+                slopes=slopes):
+            q, k, v = (rng.standard_normal(shape).astype(np.float32)
+                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            m = reference.alibi_slopes(Hq) if slopes == "alibi" else rng.uniform(0, 0.5, Hq)
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v, m)
+            out = poisoned((B, Hq, Lq, D))
+            posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, alibi_slopes=m, alibi_form=form,
+                              out=out, schedule=schedule)
+            expected = reference.attention(q, k, v, None, causal, key_lengths,
+                                           bias=reference.alibi_bias(m, Lq, Lk, form)[None])
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}{'-causal' if causal else ''}"
+                f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}-{form}-{slopes}")
+        cases.append(Case("posattn_attn_alibi_f32", name, run))
+    return cases
+
+
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
-            + attention_cases())
+            + attention_cases() + alibi_attention_cases())

@@ -55,6 +55,11 @@ def bad_cases():
         ("attention-out-overlapping", attn(out=lambda r, a: np.lib.stride_tricks.as_strided(
             np.zeros(64, np.float32), (2, 4, 9, 16), (0, 0, 4, 4))), ["'out'", "overlapping"]),
         ("attention-d-zero", attn(q=lambda r, a: f32(r, 2, 4, 9, 0), k=lambda r, a: f32(r, 2, 2, 13, 0)), ["D >= 1"]),
+        ("attention-alibi-slopes-length", attn(alibi_slopes=lambda r, a: np.ones(3)), ["'alibi_slopes'", "Hq"]),
+        ("attention-alibi-slopes-nan", attn(alibi_slopes=lambda r, a: np.array([0.5, np.nan, 0.1, 0.2])),
+         ["'alibi_slopes'", "finite"]),
+        ("attention-alibi-form", attn(alibi_slopes=lambda r, a: np.ones(4), alibi_form=lambda r, a: "left"),
+         ["'alibi_form'", "'relative'"]),
         ("attention-schedule", attn(schedule=lambda r, a: "nonesuch"), ["no kernel", "nonesuch", "hand"]),
         ("sinusoidal-positions-dtype", enc(posattn.sinusoidal, positions=lambda r: r.random(5), d=8),
          ["'positions'", "float64", "expected int32"]),
@@ -164,7 +169,7 @@ def bad_cases():
                                               frequency=lambda r: f32(r, 7, 4)), ["'positions'", "token_ids' shape"]),
         ("complex-order-same-outputs", lambda r: (lambda o: (posattn.complex_order, dict(
             token_ids=positions(r, 3, high=7), positions=positions(r, 3), amplitude=f32(r, 7, 4),
-            frequency=f32(r, 7, 4), real=o, imag=o)))(np.zeros((3, 4), np.float32)), ["'real' and 'imag'"]),
+            frequency=f32(r, 7, 4), real=o, imag=o)))(np.zeros((3, 4), np.float32)), ["'imag' overlaps 'real'"]),
         ("complex-order-init-kind", enc(posattn.complex_order_frequency_init, vocab=3, d=4, kind="fasttext"),
          ["'kind'", "'translation' or 'classification'"]),
         *[(f"floater-{name}", enc(posattn.floater, **{**dict(num_positions=5, p0=lambda r: f32(r, 4),
@@ -181,6 +186,23 @@ def bad_cases():
             ("W2-nan", dict(W2=lambda r: np.full((4, 7), np.nan, np.float32)), ["'W2'", "NaN or Inf"]),
             ("negative-positions", dict(num_positions=-1), ["'num_positions'"]),
         ]],
+        ("integer-add-out-overlaps-x", lambda r: (lambda b: (posattn.integer_add, dict(
+            x=b[..., :-1], positions=positions(r, 4), out=b[..., 1:])))(f32(r, 1, 4, 65)), ["'out' overlaps 'x'"]),
+        ("learned-out-overlaps-table", lambda r: (lambda t: (posattn.learned, dict(
+            table=t, positions=np.array([0, 1], np.int32), out=t[2:4])))(f32(r, 6, 4)), ["'out' overlaps 'table'"]),
+        ("attention-out-overlaps-q", lambda r: (lambda q: (posattn.attention, dict(
+            q=q, k=f32(r, 1, 2, 5, 8), v=f32(r, 1, 2, 5, 8), out=q)))(f32(r, 1, 2, 5, 8)), ["'out' overlaps 'q'"]),
+        ("floater-no-hidden-unit", enc(posattn.floater, num_positions=4, p0=lambda r: f32(r, 3),
+                                       W1=lambda r: f32(r, 0, 4), b1=lambda r: f32(r, 0), W2=lambda r: f32(r, 3, 1),
+                                       b2=lambda r: f32(r, 3)), ["'W1'", "hidden unit"]),
+        ("floater-unknown-schedule", enc(posattn.floater, num_positions=4, p0=lambda r: f32(r, 3), W1=lambda r: f32(r, 2, 4),
+                                         b1=lambda r: f32(r, 2), W2=lambda r: f32(r, 3, 3), b2=lambda r: f32(r, 3),
+                                         out=lambda r: np.full((4, 3), 7.0, np.float32), schedule="bogus"),
+         ["no kernel", "bogus"]),
+        ("rope-scaling-not-a-number", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8),
+                                          scaling={"type": "yarn", "factor": 2.0, "original_max_position_embeddings": 8,
+                                                   "attention_factor": None}),
+         ["'scaling'", "'attention_factor' = None", "a number"]),
     ]
 
 

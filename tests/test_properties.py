@@ -189,6 +189,53 @@ def test_alibi_symmetric_equals_relative_on_the_causal_part():
     assert (symmetric[:, ~visible] < relative[:, ~visible]).all()
 
 
+def test_alibi_attention_with_zero_slopes_is_plain_attention(rng):
+    q, k, v = _qkv(rng, 1, 4, 2, 20, 45, 32)
+    zero = posattn.attention(q, k, v, causal=True, alibi_slopes=np.zeros(4))
+    np.testing.assert_allclose(zero, posattn.attention(q, k, v, causal=True), atol=1e-6)
+
+
+def test_alibi_attention_key_position_form_equals_relative(rng):
+    """The two forms differ by a per-row constant, which the softmax removes (SPEC §7)."""
+    q, k, v = _qkv(rng, 2, 4, 4, 15, 40, 16)
+    slopes = posattn.alibi_slopes(4)
+    relative = posattn.attention(q, k, v, causal=True, alibi_slopes=slopes)
+    key_position = posattn.attention(q, k, v, causal=True, alibi_slopes=slopes, alibi_form="key_position")
+    np.testing.assert_allclose(relative, key_position, atol=2e-5)
+
+
+def test_empty_outputs_are_fine(rng):
+    """Zero-sized calls return empty results (NumPy gives empty arrays zero strides)."""
+    assert posattn.rope(np.zeros((1, 2, 0, 8), np.float32)).shape == (1, 2, 0, 8)
+    assert posattn.sinusoidal(np.zeros(0, np.int32), 8).shape == (0, 8)
+    assert posattn.integer(np.zeros((2, 0), np.int32), 4).shape == (2, 0, 4)
+    assert posattn.alibi_bias(posattn.alibi_slopes(4), 0, 5).shape == (4, 0, 5)
+    assert posattn.attention(*(np.zeros((1, 2, 0, 8), np.float32),) * 3).shape == (1, 2, 0, 8)
+    W1, W2 = np.ones((2, 4), np.float32), np.ones((3, 3), np.float32)
+    assert posattn.floater(0, np.ones(3, np.float32), W1, np.ones(2, np.float32), W2, np.ones(3, np.float32)).shape == (0, 3)
+
+
+@pytest.mark.parametrize("layout", ["interleaved", "half"])
+def test_sinusoid_add_in_place_on_a_strided_odd_width_view(rng, layout):
+    """The odd last channel passes x through, also when x is out and packed for the kernel."""
+    x = rng.standard_normal((2, 5, 14)).astype(np.float32)[:, :, ::2]  # D = 7, channel stride 2
+    positions = rng.integers(0, 1000, size=(2, 5)).astype(np.int32)
+    expected = x.astype(np.float64) + reference.sinusoidal(positions, 7, layout=layout)
+    posattn.sinusoidal_add(x, positions, layout=layout, out=x)
+    np.testing.assert_allclose(x, expected, atol=1e-6)
+
+
+def test_complex_order_writes_into_the_parts_of_a_complex_array(rng):
+    """real and imag may interleave (a complex64 array's .real and .imag): disjoint elements."""
+    V, d = 9, 6
+    ids, pos = rng.integers(0, V, size=(2, 7)).astype(np.int32), rng.integers(1, 99, size=(2, 7)).astype(np.int32)
+    amplitude, frequency = rng.standard_normal((V, d)).astype(np.float32), rng.random((V, d)).astype(np.float32)
+    f = np.zeros((2, 7, d), np.complex64)
+    posattn.complex_order(ids, pos, amplitude, frequency, real=f.real, imag=f.imag)
+    real, imag = reference.complex_order(ids, pos, amplitude, frequency)
+    np.testing.assert_allclose(f, real + 1j * imag, atol=2e-6)
+
+
 def _qkv(rng, B, Hq, Hkv, Lq, Lk, D):
     return (rng.standard_normal((B, Hq, Lq, D)).astype(np.float32),
             rng.standard_normal((B, Hkv, Lk, D)).astype(np.float32),

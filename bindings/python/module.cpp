@@ -114,12 +114,22 @@ posattn::RopeScaling rope_scaling(const std::string &api, const std::optional<py
                                                 {"longrope", T::longrope}};
     for (auto [key, value] : *dict) {
         std::string name = py::str(key);
-        auto number = [&] { return value.cast<double>(); };
-        auto integer = [&] { return value.cast<int64_t>(); };
+        auto as = [&](auto type) {
+            try {
+                return value.cast<decltype(type)>();
+            } catch (const py::cast_error &) {
+                invalid(api, "argument 'scaling' has '" + name + "' = " + std::string(py::repr(value)) +
+                                 "; expected " + (std::is_same_v<decltype(type), std::string> ? "a string"
+                                                  : std::is_same_v<decltype(type), std::vector<double>> ? "a list of numbers"
+                                                                                                        : "a number"));
+            }
+        };
+        auto number = [&] { return as(0.0); };
+        auto integer = [&] { return as(int64_t(0)); };
         if (name == "type" || name == "rope_type") {
-            auto it = types.find(value.cast<std::string>());
+            auto it = types.find(as(std::string()));
             if (it == types.end())
-                invalid(api, "argument 'scaling' has type '" + value.cast<std::string>() +
+                invalid(api, "argument 'scaling' has type '" + as(std::string()) +
                                  "'; expected default, linear, ntk, dynamic, yarn, llama3 or longrope");
             s.type = it->second;
         } else if (name == "factor") s.factor = number();
@@ -127,19 +137,29 @@ posattn::RopeScaling rope_scaling(const std::string &api, const std::optional<py
         else if (name == "max_position_embeddings") s.max_position_embeddings = integer();
         else if (name == "beta_fast") s.beta_fast = number();
         else if (name == "beta_slow") s.beta_slow = number();
-        else if (name == "truncate") s.truncate = value.cast<bool>();
+        else if (name == "truncate") s.truncate = as(false);
         else if (name == "mscale") s.mscale = number();
         else if (name == "mscale_all_dim") s.mscale_all_dim = number();
         else if (name == "attention_factor") s.attention_factor = number();
         else if (name == "low_freq_factor") s.low_freq_factor = number();
         else if (name == "high_freq_factor") s.high_freq_factor = number();
-        else if (name == "short_factor") s.short_factor = value.cast<std::vector<double>>();
-        else if (name == "long_factor") s.long_factor = value.cast<std::vector<double>>();
+        else if (name == "short_factor") s.short_factor = as(std::vector<double>());
+        else if (name == "long_factor") s.long_factor = as(std::vector<double>());
         else invalid(api, "argument 'scaling' has an unknown key '" + name + "'");
     }
     if (!dict->contains("type") && !dict->contains("rope_type"))
         invalid(api, "argument 'scaling' has no 'type'; expected linear, ntk, dynamic, yarn, llama3 or longrope");
     return s;
+}
+
+posattn::AlibiForm alibi_form(const std::string &api, const char *name, const std::string &form) {
+    static const std::map<std::string, posattn::AlibiForm> forms{{"relative", posattn::AlibiForm::relative},
+                                                                 {"key_position", posattn::AlibiForm::key_position},
+                                                                 {"symmetric", posattn::AlibiForm::symmetric}};
+    auto it = forms.find(form);
+    if (it == forms.end())
+        invalid(api, std::string("argument '") + name + "' is '" + form + "'; expected 'relative', 'key_position' or 'symmetric'");
+    return it->second;
 }
 
 posattn::RopeLayout rope_layout(const std::string &layout) {
@@ -369,19 +389,14 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("alibi_bias",
           [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, std::optional<py::array> out,
              std::string schedule) {
-              static const std::map<std::string, posattn::AlibiForm> forms{
-                  {"relative", posattn::AlibiForm::relative}, {"key_position", posattn::AlibiForm::key_position},
-                  {"symmetric", posattn::AlibiForm::symmetric}};
-              auto it = forms.find(form);
-              if (it == forms.end())
-                  invalid("alibi_bias", "argument 'form' is '" + form + "'; expected 'relative', 'key_position' or 'symmetric'");
+              posattn::AlibiForm alibi = alibi_form("alibi_bias", "form", form);
               if (Lq < 0 || Lk < 0) invalid("alibi_bias", "arguments 'Lq' and 'Lk' must be >= 0");
               py::array result = output("alibi_bias", out, {slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk});
               if (out && shape_of(*out) != std::vector<py::ssize_t>{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk})
                   invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected [H, Lq, Lk]");
               Tensor s = view("alibi_bias", slopes, "slopes"), o = view("alibi_bias", result, "out", true);
               py::gil_scoped_release release;
-              posattn::alibi_bias(s, o, it->second, {schedule});
+              posattn::alibi_bias(s, o, alibi, {schedule});
               return result;
           },
           py::arg("slopes"), py::arg("Lq"), py::arg("Lk"), py::kw_only(), py::arg("form") = "relative",
@@ -389,7 +404,8 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
-             std::optional<py::array> key_lengths, std::optional<py::array> out, std::string schedule) {
+             std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
+             std::optional<py::array> out, std::string schedule) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
               py::array result = output("attention", out, shape);
@@ -397,6 +413,9 @@ PYBIND11_MODULE(_posattn, m) {
               options.scale = scale;
               options.causal = causal;
               if (key_lengths) options.key_lengths = view("attention", *key_lengths, "key_lengths");
+              if (alibi_slopes)
+                  options.alibi = posattn::AlibiAttention{view("attention", *alibi_slopes, "alibi_slopes"),
+                                                          alibi_form("attention", "alibi_form", alibi_form_name)};
               Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
                      o = view("attention", result, "out", true);
               py::gil_scoped_release release;
@@ -404,8 +423,8 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
-          py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
+          py::arg("alibi_form") = "relative", py::arg("out") = py::none(), py::arg("schedule") = "hand");
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
     m.def("kernels", [] {

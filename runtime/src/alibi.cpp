@@ -34,6 +34,7 @@ void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form, const C
     check.tensor(out, "out", DType::float32, {3});
     check.dim(out, "out", 0, slopes.shape[0], "H, the number of slopes");
     check.output(out, "out");
+    check.disjoint(out, "out", slopes, "slopes");
     std::vector<double> m;
     for (int64_t h = 0; h < slopes.shape[0]; h++) {
         const uint8_t *at = static_cast<const uint8_t *>(slopes.data) + h * slopes.stride(0) * int64_t(dtype_size(slopes.dtype));

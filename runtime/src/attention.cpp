@@ -51,6 +51,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     for (auto [axis, extent, what] : {std::tuple{0, B, "B"}, {1, Hq, "Hq"}, {2, Lq, "Lq"}, {3, Dv, "Dv, v's dimension 3"}})
         check.dim(out, "out", size_t(axis), extent, what);
     check.output(out, "out");
+    for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.disjoint(out, "out", *input, name);
     if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     double scale = o.scale.value_or(1.0 / std::sqrt(double(D)));
     check.finite(scale, "scale");
@@ -68,6 +69,20 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
             lengths[size_t(b)] = n;
         }
     }
+    // ALiBi slopes, as the kernel takes them: float32 [Hq], finite.
+    std::vector<float> slopes;
+    if (o.alibi) {
+        const Tensor &given = o.alibi->slopes;
+        if (given.dtype == DType::float64) check.tensor(given, "alibi_slopes", DType::float64, {1});
+        else check.tensor(given, "alibi_slopes", DType::float32, {1});
+        check.dim(given, "alibi_slopes", 0, Hq, "Hq, q's dimension 1");
+        for (int64_t h = 0; h < Hq; h++) {
+            const uint8_t *at = static_cast<const uint8_t *>(given.data) + h * given.stride(0) * int64_t(dtype_size(given.dtype));
+            double m = given.dtype == DType::float64 ? *reinterpret_cast<const double *>(at) : *reinterpret_cast<const float *>(at);
+            check.finite(m, "alibi_slopes");
+            slopes.push_back(float(m));
+        }
+    }
     check_finite_values(check, q, "q");
     check_finite_values(check, k, "k");
     check_finite_values(check, v, "v");
@@ -80,9 +95,13 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     }
     HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {B}, {}}, false);
-    KernelCall kernel("posattn_attn_plain_f32", call);
+    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : "posattn_attn_plain_f32", call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("causal", o.causal).arg("out", out_view);
+    std::optional<HalideView> slope_view;
+    if (o.alibi)
+        kernel.arg("slopes", slope_view.emplace(Tensor{slopes.data(), DType::float32, {Hq}, {}}, false))
+            .arg("alibi_form", int32_t(o.alibi->form));
     kernel.run();
     out_view.finish();
 }

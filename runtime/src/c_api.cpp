@@ -169,6 +169,7 @@ posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tenso
 }
 
 void posattn_rope_scaling_init(posattn_rope_scaling *scaling, int32_t type) {
+    if (!scaling) return;
     posattn::RopeScaling d;
     *scaling = posattn_rope_scaling{type, d.factor, d.original_max_position_embeddings, d.max_position_embeddings,
                                     d.beta_fast, d.beta_slow, d.truncate, d.mscale, d.mscale_all_dim, NAN,

@@ -47,8 +47,10 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
         check.dim(*out, name, token_ids.shape.size(), d, "d, amplitude's dimension 1");
         check.output(*out, name);
     }
-    if (check.same_or_disjoint(imag, "imag", real, "real") && real.numel())
-        check.fail("arguments 'real' and 'imag' are the same array; expected two disjoint outputs");
+    check.disjoint(imag, "imag", real, "real");
+    for (const Tensor *out : {&real, &imag})
+        for (auto [table, name] : tables) check.disjoint(*out, out == &real ? "real" : "imag", *table, name);
+    for (const Tensor *out : {&real, &imag}) check.disjoint(*out, out == &real ? "real" : "imag", amplitude, "amplitude");
     const int32_t *ids = static_cast<const int32_t *>(token_ids.data);
     detail::for_each_offset<1>(token_ids.shape, {&token_ids}, [&](const std::array<int64_t, 1> &o) {
         if (ids[o[0]] < 0 || ids[o[0]] >= V)

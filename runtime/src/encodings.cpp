@@ -43,6 +43,7 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
         check.tensor(*x, "x", DType::float32, {3});
         check.tensor(out, "out", DType::float32, {3});
         for (size_t a = 0; a < 3; a++) check.dim(out, "out", a, x->shape[a], "x's shape " + shape_string(x->shape));
+        check.same_or_disjoint(out, "out", *x, "x");
         size_t r = positions.shape.size();
         check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
         if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
@@ -92,11 +93,14 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
                                                                : 1.0 / double(std::max<int64_t>(pairs - 1, 1));
     Tensor out3 = with_leading_batch(out);
     if (pairs) {
-        HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true, o.layout);
+        // The pair views cover channels 0 … 2·pairs−1 only, so a packed copy never carries the odd
+        // last channel (written below) back over the caller's.
+        HalideView pos_view(positions_2d(positions, out3.shape[0]), false);
+        HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
         kernel.arg("positions", pos_view).arg("base", o.base).arg("exponent_step", exponent_step).arg("out", out_view);
         std::optional<HalideView> x_view;
-        if (x) kernel.arg("x", x_view.emplace(*x, false, o.layout));
+        if (x) kernel.arg("x", x_view.emplace(detail::channels(*x, 0, 2 * pairs), false, o.layout));
         kernel.run();
         out_view.finish();
     }
@@ -115,6 +119,7 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
     check_encoding(check, x, positions, out);
     check.tensor(table, "table", DType::float32, {2});
     check.dim(out, "out", out.shape.size() - 1, table.shape[1], "D, table's dimension 1");
+    check.disjoint(out, "out", table, "table");
     int64_t V = table.shape[0];
     if (offset < INT32_MIN || offset > INT32_MAX) check.fail("argument 'offset' is " + std::to_string(offset) + "; expected a 32-bit value");
     // Every row index positions + offset must lie in the table: checked before any work.

@@ -51,6 +51,7 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     int64_t batch = batched ? p0.shape[0] : 1, d = p0.shape.back();
     check.tensor(W1, "W1", DType::float32, {2});
     int64_t hidden = W1.shape[0];
+    if (hidden < 1) check.fail("argument 'W1' has shape " + shape_string(W1.shape) + "; expected at least one hidden unit");
     check.dim(W1, "W1", 1, d + 1, "d + 1: the state and the time");
     check.tensor(b1, "b1", DType::float32, {1});
     check.dim(b1, "b1", 0, hidden, "hidden, W1's dimension 0");
@@ -66,8 +67,11 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     check.finite(o.dt, "dt");
     if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
     if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
-    for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}})
+    for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}}) {
         check_finite_floats(check, *t, name);
+        check.disjoint(out, "out", *t, name);
+    }
+    KernelCall schedule_exists(step_kernel(o.method), call);  // else this fails here, before any write
     int64_t positions = out.shape[out.shape.size() - 2];
     if (out.numel() == 0) return;
 

@@ -35,6 +35,8 @@ public:
     void output(const Tensor &t, const char *name) const;
     // True if out is the same view as in (an in-place call); an error if they partly overlap.
     bool same_or_disjoint(const Tensor &out, const char *out_name, const Tensor &in, const char *in_name) const;
+    // An error if out and other share any element.
+    void disjoint(const Tensor &out, const char *out_name, const Tensor &other, const char *other_name) const;
     // t.shape[axis] == expected, where `what` says what the expected value is.
     void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
     void finite(double value, const char *name) const;

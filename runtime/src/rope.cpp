@@ -116,6 +116,7 @@ RopeFrequencies frequencies(const Checker &check, int64_t r, double base, const 
         break;
     }
     }
+    check.finite(f.attention_factor, "scaling's attention factor");
     return f;
 }
 

@@ -2,6 +2,7 @@
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <sstream>
 
 #include "internal.h"
@@ -81,6 +82,7 @@ void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initia
 }
 
 void Checker::output(const Tensor &t, const char *name) const {
+    if (t.numel() == 0) return;  // (NumPy gives empty arrays zero strides)
     // Non-overlapping if, with dims sorted by |stride|, each stride clears the previous dim's span.
     std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
     for (size_t d = 0; d < t.shape.size(); d++)
@@ -95,25 +97,51 @@ void Checker::output(const Tensor &t, const char *name) const {
     }
 }
 
-bool Checker::same_or_disjoint(const Tensor &out, const char *out_name, const Tensor &in, const char *in_name) const {
-    if (out.data == in.data && out.shape == in.shape) {
-        bool same = true;
-        for (size_t d = 0; d < out.shape.size(); d++) same &= out.shape[d] <= 1 || out.stride(d) == in.stride(d);
-        if (same) return true;
-    }
-    auto bytes = [](const Tensor &t) {  // [first, last] byte touched
-        int64_t lo = 0, hi = 0;
-        for (size_t d = 0; d < t.shape.size(); d++) (t.stride(d) < 0 ? lo : hi) += (t.shape[d] - 1) * t.stride(d);
+namespace {
+
+bool same_view(const Tensor &a, const Tensor &b) {
+    if (a.data != b.data || a.shape != b.shape || a.dtype != b.dtype) return false;
+    for (size_t d = 0; d < a.shape.size(); d++)
+        if (a.shape[d] > 1 && a.stride(d) != b.stride(d)) return false;
+    return true;
+}
+
+// Whether some element of a shares a byte with some element of b. Conservative: the byte ranges
+// overlap, unless every element address of each lies on a lattice (the gcd of all strides) that
+// keeps the two apart, as the real and imaginary parts of a complex array.
+bool may_overlap(const Tensor &a, const Tensor &b) {
+    if (a.numel() == 0 || b.numel() == 0) return false;
+    int64_t lattice = 0;
+    auto range = [&](const Tensor &t) {  // [first, last] byte touched
+        int64_t size = int64_t(dtype_size(t.dtype)), lo = 0, hi = 0;
+        for (size_t d = 0; d < t.shape.size(); d++) {
+            (t.stride(d) < 0 ? lo : hi) += (t.shape[d] - 1) * t.stride(d) * size;
+            if (t.shape[d] > 1) lattice = std::gcd(lattice, std::llabs(t.stride(d) * size));
+        }
         auto base = reinterpret_cast<intptr_t>(t.data);
-        int64_t size = int64_t(dtype_size(t.dtype));
-        return std::pair<intptr_t, intptr_t>(base + lo * size, base + (hi + 1) * size - 1);
+        return std::pair<intptr_t, intptr_t>(base + lo, base + hi + size - 1);
     };
-    auto [out_lo, out_hi] = bytes(out);
-    auto [in_lo, in_hi] = bytes(in);
-    if (out.numel() && in.numel() && out_lo <= in_hi && in_lo <= out_hi)
+    auto [a_lo, a_hi] = range(a);
+    auto [b_lo, b_hi] = range(b);
+    if (a_hi < b_lo || b_hi < a_lo) return false;
+    if (lattice == 0) return true;
+    int64_t apart = ((b_lo - a_lo) % lattice + lattice) % lattice;
+    return apart < int64_t(dtype_size(a.dtype)) || lattice - apart < int64_t(dtype_size(b.dtype));
+}
+
+}  // namespace
+
+bool Checker::same_or_disjoint(const Tensor &out, const char *out_name, const Tensor &in, const char *in_name) const {
+    if (same_view(out, in)) return true;
+    if (may_overlap(out, in))
         fail(std::string("argument '") + out_name + "' overlaps '" + in_name + "'; expected '" + out_name +
              "' to be '" + in_name + "' itself (in place) or disjoint from it");
     return false;
+}
+
+void Checker::disjoint(const Tensor &out, const char *out_name, const Tensor &other, const char *other_name) const {
+    if (may_overlap(out, other))
+        fail(std::string("argument '") + out_name + "' overlaps '" + other_name + "'; expected them to be disjoint");
 }
 
 void Checker::dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const {

@@ -159,13 +159,16 @@ def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand"):
     return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule)
 
 
-def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, out=None, schedule="hand"):
+def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slopes=None, alibi_form="relative",
+              out=None, schedule="hand"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
-    j >= key_lengths[b]; a row with no visible key is exactly zero.
+    j >= key_lengths[b]; a row with no visible key is exactly zero. alibi_slopes [Hq] adds ALiBi's
+    bias slope·offset in `alibi_form` ('relative', 'key_position', 'symmetric') after scaling.
     """
     if key_lengths is not None:
         key_lengths = _int32(key_lengths, "attention", "key_lengths")
     return _posattn.attention(_array(q), _array(k), _array(v), scale=scale, causal=causal,
-                              key_lengths=key_lengths, out=out, schedule=schedule)
+                              key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
+                              alibi_form=alibi_form, out=out, schedule=schedule)

@@ -47,9 +47,10 @@ def learned(table, positions, offset=0):
     return table[rows]
 
 
-def attention(q, k, v, scale=None, causal=False, key_lengths=None):
-    """softmax(scale·q·kᵀ + mask)·v with SPEC §0 conventions: causal bottom-right, GQA by
-    repeating k/v heads, a row with no visible key is exactly 0."""
+def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None):
+    """softmax(scale·q·kᵀ + bias + mask)·v with SPEC §0 conventions: causal bottom-right, GQA by
+    repeating k/v heads, a row with no visible key is exactly 0; bias broadcasts to [B, Hq, Lq, Lk]
+    and is not scaled (ALiBi, T5)."""
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     B, Hq, Lq, D = q.shape
     Hkv, Lk = k.shape[1], k.shape[2]
@@ -57,6 +58,8 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None):
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1.0 / np.sqrt(D) if scale is None else scale
     logits = scale * np.einsum("bhid,bhjd->bhij", q, k)
+    if bias is not None:
+        logits = logits + np.asarray(bias, dtype=np.float64)
     i = np.arange(Lq)[:, None]
     j = np.arange(Lk)[None, :]
     visible = np.ones((B, 1, Lq, Lk), dtype=bool)

@@ -168,10 +168,17 @@ enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m�
 void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form = AlibiForm::relative,
                 const CallOptions &call = {});
 
+// ALiBi inside attention: bias slope_h · offset(form) added to the scaled logits (SPEC §7).
+struct AlibiAttention {
+    Tensor slopes;  // float32 or float64 [Hq], e.g. alibi_slopes(Hq)
+    AlibiForm form = AlibiForm::relative;
+};
+
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D)
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
+    std::optional<AlibiAttention> alibi;
 };
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
