@@ -308,6 +308,22 @@ def attention_benches(rng):
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
     benches = []
+    slopes = posattn.alibi_slopes(H)
+
+    def eager_alibi(q, k, v):  # BLOOM-style: the [H, L, L] bias materialized and added to the scores
+        s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D))
+        s = s + slopes.astype(np.float32)[:, None, None] * (np.arange(L) - np.arange(L)[:, None]).astype(np.float32)
+        s = np.where(np.tri(L, dtype=bool), s, np.float32(-np.inf))
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+    benches.append(Bench(
+        "posattn_attn_alibi_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, alibi_slopes=slopes, out=out, schedule=s),
+        lambda r: eager_alibi(*sets[r % 3]),
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, alibi_slopes=slopes, schedule=s)
+                               - reference.attention(*small, causal=True,
+                                                     bias=reference.alibi_bias(slopes, 512, 512)[None])).max())))
     for causal in (False, True):
         # A causal call does about half the work; the ratio counts only the visible half.
         flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)

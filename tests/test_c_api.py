@@ -34,7 +34,8 @@ lib.posattn_last_error.restype = ctypes.c_char_p
 for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posattn_integer", "posattn_normalized",
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
              "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
-             "posattn_complex_order_frequency_init", "posattn_floater"):
+             "posattn_complex_order_frequency_init", "posattn_floater",
+             "posattn_attention_alibi"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -162,6 +163,19 @@ def test_alibi_slopes_and_bias(rng):
     np.testing.assert_allclose(out, reference.alibi_bias(m, 5, 9, "symmetric"), rtol=2**-24)
     assert lib.posattn_alibi_bias(ctypes.byref(tensor(m)), ctypes.byref(tensor(out)), 3) == INVALID
     assert "'form'" in last_error()
+
+
+def test_alibi_attention(rng):
+    q = rng.standard_normal((1, 4, 7, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    slopes = reference.alibi_slopes(4)
+    out = np.full(q.shape, np.nan, np.float32)
+    status = lib.posattn_attention_alibi(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, 1, None,
+                                         ctypes.byref(tensor(slopes)), 2)
+    assert status == OK, last_error()
+    expected = reference.attention(q, k, v, causal=True, bias=reference.alibi_bias(slopes, 7, 9, "symmetric")[None])
+    np.testing.assert_allclose(out, expected, atol=2e-5)
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

@@ -90,6 +90,21 @@ posattn::RopeScaling rope_scaling(const posattn_rope_scaling *c) {
     return s;
 }
 
+posattn::AlibiForm alibi_form(int32_t form) {
+    if (form < POSATTN_ALIBI_RELATIVE || form > POSATTN_ALIBI_SYMMETRIC)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'form' is " + std::to_string(form) + "; expected 0, 1 or 2");
+    return posattn::AlibiForm(form);
+}
+
+posattn::AttentionOptions attention_options(const double *scale, int32_t causal, const posattn_tensor *key_lengths) {
+    posattn::AttentionOptions options;
+    if (scale) options.scale = *scale;
+    options.causal = causal != 0;
+    if (key_lengths) options.key_lengths = view(key_lengths, "key_lengths");
+    return options;
+}
+
 }  // namespace
 
 extern "C" {
@@ -247,22 +262,23 @@ posattn_status posattn_alibi_slopes(int64_t heads, double *slopes) {
 }
 
 posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_tensor *out, int32_t form) {
-    return guarded([&] {
-        if (form < POSATTN_ALIBI_RELATIVE || form > POSATTN_ALIBI_SYMMETRIC)
-            throw posattn::Error(posattn::Error::Kind::invalid_argument,
-                                 "posattn: argument 'form' is " + std::to_string(form) + "; expected 0, 1 or 2");
-        posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), posattn::AlibiForm(form));
-    });
+    return guarded([&] { posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), alibi_form(form)); });
 }
 
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,
                                  const posattn_tensor *key_lengths) {
+    return guarded([&] { posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"),
+                                            attention_options(scale, causal, key_lengths)); });
+}
+
+posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                       const posattn_tensor *out, const double *scale, int32_t causal,
+                                       const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
+                                       int32_t form) {
     return guarded([&] {
-        posattn::AttentionOptions options;
-        if (scale) options.scale = *scale;
-        options.causal = causal != 0;
-        if (key_lengths) options.key_lengths = view(key_lengths, "key_lengths");
+        posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
+        options.alibi = posattn::AlibiAttention{view(alibi_slopes, "alibi_slopes"), alibi_form(form)};
         posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options);
     });
 }

@@ -142,6 +142,12 @@ posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *
                                  const posattn_tensor *out, const double *scale, int32_t causal,
                                  const posattn_tensor *key_lengths);
 
+/* posattn_attention plus ALiBi's bias: alibi_slopes float32 or float64 [Hq], form posattn_alibi_form. */
+posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                       const posattn_tensor *out, const double *scale, int32_t causal,
+                                       const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
+                                       int32_t form);
+
 void posattn_set_num_threads(int32_t threads);
 /* The message of the last failed call on this thread ("" if none). */
 const char *posattn_last_error(void);
