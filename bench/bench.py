@@ -324,6 +324,24 @@ def attention_benches(rng):
         lambda s: float(np.abs(posattn.attention(*small, causal=True, alibi_slopes=slopes, schedule=s)
                                - reference.attention(*small, causal=True,
                                                      bias=reference.alibi_bias(slopes, 512, 512)[None])).max())))
+    t5_table = rng.standard_normal((32, H)).astype(np.float32)
+    t5 = np.moveaxis(t5_table[reference.t5_bucket(np.arange(L)[None, :] - np.arange(L)[:, None], False)], -1, 0)
+
+    def eager_t5(q, k, v):  # HF T5: the [H, L, L] position bias materialized and added, no scaling
+        s = q @ k.transpose(0, 1, 3, 2) + t5
+        s = np.where(np.tri(L, dtype=bool), s, np.float32(-np.inf))
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+    benches.append(Bench(
+        "posattn_attn_t5_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, t5_table=t5_table, t5_bidirectional=False, out=out,
+                                       schedule=s),
+        lambda r: eager_t5(*sets[r % 3]),
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, t5_table=t5_table, t5_bidirectional=False,
+                                                 schedule=s)
+                               - reference.attention(*small, 1.0, True,
+                                                     bias=reference.t5_bias(t5_table, 512, 512, False)[None])).max())))
     for causal in (False, True):
         # A causal call does about half the work; the ratio counts only the visible half.
         flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)

@@ -25,13 +25,20 @@ public:
     // The inputs of the variant's declaration, added by configure():
     Input<Buffer<float, 1>> *slopes = nullptr;  // alibi: [Hq]
     Input<int32_t> *alibi_form = nullptr;       // alibi: generators/alibi.h
+    // t5: the bias of each query − key offset and head, bias_by_offset(i − j + Lq − 1, h), computed
+    // by the runtime from the bucket table (SPEC §9), so the buckets are exactly float32 torch's.
+    // The runtime pads it on both sides (a negative min) for the rows and keys that tiles compute
+    // past Lq and Lk and never use; unclamped, a vector of query rows reads it as one dense run.
+    Input<Buffer<float, 2>> *bias_by_offset = nullptr;
 
     void configure() {
         if (variant == "alibi") {
             slopes = add_input<Buffer<float, 1>>("slopes");
             alibi_form = add_input<int32_t>("alibi_form");
+        } else if (variant == "t5") {
+            bias_by_offset = add_input<Buffer<float, 2>>("bias_by_offset");
         } else if (variant != "plain") {
-            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi)");
+            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi, t5)");
         }
     }
 
@@ -44,6 +51,12 @@ public:
             });
             slopes->set_estimates({{0, 8}});
             alibi_form->set_estimate(0);
+        }
+        if (variant == "t5") {
+            decl.logit_biases.push_back([this](const ScoreSite &s) {
+                return (*bias_by_offset)(s.query_position - s.key + q.dim(1).extent() - 1, s.head);
+            });
+            bias_by_offset->set_estimates({{0, 4095}, {0, 8}});
         }
         return decl;
     }

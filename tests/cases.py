@@ -359,7 +359,38 @@ def alibi_attention_cases():
     return cases
 
 
+def t5_attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq, Lk, D, causal, key lengths, bidirectional, buckets, max distance, scale)
+    configs = [
+        (2, 4, 4, 37, 37, 16, False, None, True, 32, 128, None),           # encoder self-attention
+        (1, 6, 2, 9, 300, 32, True, [300], False, 32, 128, None),          # decoder, GQA, Lq < Lk
+        (2, 3, 3, 33, 70, 24, True, [70, 41], False, 8, 20, 0.2),          # padding, explicit scale
+        (1, 2, 1, 1, 301, 64, True, None, False, 32, 128, None),           # decode
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, causal, lengths, bidirectional, buckets, max_distance, scale in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths,
+                bidirectional=bidirectional, buckets=buckets, max_distance=max_distance, scale=scale):
+            q, k, v = (rng.standard_normal(shape).astype(np.float32)
+                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            table = rng.standard_normal((buckets, Hq)).astype(np.float32)
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v, table)
+            out = poisoned((B, Hq, Lq, D))
+            posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, t5_table=table,
+                              t5_bidirectional=bidirectional, t5_max_distance=max_distance, out=out, schedule=schedule)
+            bias = reference.t5_bias(table, Lq, Lk, bidirectional, max_distance)[None]
+            expected = reference.attention(q, k, v, 1.0 if scale is None else scale, causal, key_lengths, bias=bias)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}{'-causal' if causal else ''}"
+                f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}-"
+                f"{'bidirectional' if bidirectional else 'decoder'}-buckets{buckets}-max{max_distance}"
+                f"{f'-scale{scale}' if scale else ''}")
+        cases.append(Case("posattn_attn_t5_f32", name, run))
+    return cases
+
+
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
-            + attention_cases() + alibi_attention_cases())
+            + attention_cases() + alibi_attention_cases() + t5_attention_cases())

@@ -35,7 +35,7 @@ for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posa
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
              "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
              "posattn_complex_order_frequency_init", "posattn_floater",
-             "posattn_attention_alibi"):
+             "posattn_attention_alibi", "posattn_attention_t5", "posattn_t5_bucket"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -176,6 +176,24 @@ def test_alibi_attention(rng):
     assert status == OK, last_error()
     expected = reference.attention(q, k, v, causal=True, bias=reference.alibi_bias(slopes, 7, 9, "symmetric")[None])
     np.testing.assert_allclose(out, expected, atol=2e-5)
+
+
+def test_t5_attention_and_buckets(rng):
+    q = rng.standard_normal((1, 4, 7, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
+    table = rng.standard_normal((32, 4)).astype(np.float32)
+    out = np.full(q.shape, np.nan, np.float32)
+    status = lib.posattn_attention_t5(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, 1, None,
+                                      ctypes.byref(tensor(table)), 0, ctypes.c_int64(128))
+    assert status == OK, last_error()
+    expected = reference.attention(q, k, v, 1.0, True, bias=reference.t5_bias(table, 7, 9, False)[None])
+    np.testing.assert_allclose(out, expected, atol=2e-5)
+    bucket = ctypes.c_int64()
+    assert lib.posattn_t5_bucket(ctypes.c_int64(-100), 0, ctypes.c_int64(32), ctypes.c_int64(128), ctypes.byref(bucket)) == OK
+    assert bucket.value == 30
+    assert lib.posattn_t5_bucket(ctypes.c_int64(5), 1, ctypes.c_int64(2), ctypes.c_int64(128), ctypes.byref(bucket)) == INVALID
+    assert "num_buckets = 2" in last_error()
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

@@ -204,6 +204,26 @@ def test_alibi_attention_key_position_form_equals_relative(rng):
     np.testing.assert_allclose(relative, key_position, atol=2e-5)
 
 
+def test_t5_buckets_worked_values():
+    """SPEC §9: 32 buckets, max distance 128; exact-integer boundaries at n = 16, 32, 64, 128."""
+    rel = [-200, -128, -100, -64, -32, -16, -12, -8, -7, -1, 1, 7, 8, 12, 16, 32, 64, 128]
+    assert list(posattn.t5_bucket(rel)) == [15, 15, 15, 14, 12, 10, 9, 8, 7, 1, 17, 23, 24, 25, 26, 28, 30, 31]
+    rel = [-200, -100, -64, -32, -16, -12, -8, -1]
+    assert list(posattn.t5_bucket(rel, bidirectional=False)) == [31, 30, 26, 21, 16, 12, 8, 1]
+    assert (posattn.t5_bucket(np.arange(0, 500), bidirectional=False) == 0).all()  # the future: bucket 0
+    everything = np.arange(-5000, 5000)
+    for bidirectional in (True, False):
+        for buckets, distance in ((32, 128), (64, 256), (8, 20)):
+            np.testing.assert_array_equal(posattn.t5_bucket(everything, bidirectional, buckets, distance),
+                                          reference.t5_bucket(everything, bidirectional, buckets, distance))
+
+
+def test_t5_attention_with_a_zero_table_is_plain_attention_at_scale_one(rng):
+    q, k, v = _qkv(rng, 1, 4, 2, 20, 45, 32)
+    zero = posattn.attention(q, k, v, causal=True, t5_table=np.zeros((32, 4), np.float32))
+    np.testing.assert_allclose(zero, posattn.attention(q, k, v, causal=True, scale=1.0), atol=1e-6)
+
+
 def test_empty_outputs_are_fine(rng):
     """Zero-sized calls return empty results (NumPy gives empty arrays zero strides)."""
     assert posattn.rope(np.zeros((1, 2, 0, 8), np.float32)).shape == (1, 2, 0, 8)

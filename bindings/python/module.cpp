@@ -405,6 +405,7 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
              std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
+             std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::array> out, std::string schedule) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
@@ -416,6 +417,9 @@ PYBIND11_MODULE(_posattn, m) {
               if (alibi_slopes)
                   options.alibi = posattn::AlibiAttention{view("attention", *alibi_slopes, "alibi_slopes"),
                                                           alibi_form("attention", "alibi_form", alibi_form_name)};
+              if (t5_table)
+                  options.t5 = posattn::T5Attention{view("attention", *t5_table, "t5_table"), t5_bidirectional,
+                                                    t5_max_distance};
               Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
                      o = view("attention", result, "out", true);
               py::gil_scoped_release release;
@@ -424,7 +428,19 @@ PYBIND11_MODULE(_posattn, m) {
           },
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
           py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
-          py::arg("alibi_form") = "relative", py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
+          py::arg("t5_max_distance") = 128, py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("t5_bucket",
+          [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> rel, bool bidirectional,
+             int64_t num_buckets, int64_t max_distance) {
+              py::array_t<int64_t> result(rel.request().shape);
+              const int64_t *src = rel.data();
+              int64_t *dst = result.mutable_data();
+              for (py::ssize_t e = 0; e < rel.size(); e++) dst[e] = posattn::t5_bucket(src[e], bidirectional, num_buckets, max_distance);
+              return result;
+          },
+          py::arg("rel"), py::arg("bidirectional") = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
     m.def("kernels", [] {

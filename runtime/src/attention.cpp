@@ -1,4 +1,5 @@
 // Fused attention: validate → select → call. Nothing is written before validation passes.
+#include <algorithm>
 #include <cmath>
 
 #include "internal.h"
@@ -31,6 +32,26 @@ void check_finite_values(const Checker &check, const Tensor &t, const char *name
 
 }  // namespace
 
+int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t num_buckets, int64_t max_distance) {
+    int64_t max_exact = (bidirectional ? num_buckets / 2 : num_buckets) / 2;
+    if (max_exact < 1 || max_distance <= max_exact || rel == INT64_MIN)
+        Checker("t5_bucket").fail("arguments num_buckets = " + std::to_string(num_buckets) + ", max_distance = " +
+                                  std::to_string(max_distance) + ", rel = " + std::to_string(rel) +
+                                  "; expected at least 4 buckets (2 one-directional), max_distance > num_buckets/4 "
+                                  "(/2 one-directional) and rel > INT64_MIN");
+    int64_t bucket = 0, n = rel < 0 ? -rel : 0;
+    if (bidirectional) {
+        num_buckets /= 2;
+        bucket = rel > 0 ? num_buckets : 0;
+        n = rel < 0 ? -rel : rel;
+    }
+    if (n < max_exact) return bucket + n;
+    // float32 throughout, as torch: log(n / max_exact) / log(max_distance / max_exact)·(nb − max_exact).
+    float ratio = float(n) / float(max_exact);
+    float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) * float(num_buckets - max_exact);
+    return bucket + std::min(max_exact + int64_t(scaled), num_buckets - 1);
+}
+
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
                const CallOptions &call) {
     Checker check("attention");
@@ -53,7 +74,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     check.output(out, "out");
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.disjoint(out, "out", *input, name);
     if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
-    double scale = o.scale.value_or(1.0 / std::sqrt(double(D)));
+    double scale = o.scale.value_or(o.t5 ? 1.0 : 1.0 / std::sqrt(double(D)));
     check.finite(scale, "scale");
     // Key lengths as the kernel takes them: contiguous, Lk where not given.
     std::vector<int32_t> lengths(static_cast<size_t>(B), static_cast<int32_t>(Lk));
@@ -83,6 +104,35 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
             slopes.push_back(float(m));
         }
     }
+    if (o.alibi && o.t5) check.fail("arguments 'alibi' and 't5' are both given; expected at most one position bias");
+    // T5: the bias of every key − query offset rel ∈ [−(Lk−1), Lq−1] per head, at index Lq − 1 − rel
+    // (so that consecutive query rows read consecutive entries), padded by `pad` on both sides for
+    // the rows and keys a tile computes past Lq and Lk.
+    const int64_t pad = 4096;
+    std::vector<float> t5_bias;
+    int64_t t5_span = Lq + Lk - 1 + 2 * pad;
+    if (o.t5) {
+        const Tensor &table = o.t5->table;
+        check.tensor(table, "t5_table", DType::float32, {2});
+        check.dim(table, "t5_table", 1, Hq, "Hq, q's dimension 1");
+        int64_t buckets = table.shape[0], max_exact = (o.t5->bidirectional ? buckets / 2 : buckets) / 2;
+        if (max_exact < 1)
+            check.fail("argument 't5_table' has " + std::to_string(buckets) + " buckets; expected at least " +
+                       (o.t5->bidirectional ? "4 (bidirectional)" : "2"));
+        if (o.t5->max_distance <= max_exact)
+            check.fail("argument 't5_max_distance' is " + std::to_string(o.t5->max_distance) + "; expected more than " +
+                       std::to_string(max_exact) + " (half the buckets of one direction)");
+        const float *values = static_cast<const float *>(table.data);
+        t5_bias.assign(size_t(t5_span * Hq), 0.0f);
+        for (int64_t rel = -(Lk - 1); rel <= Lq - 1; rel++) {
+            int64_t bucket = t5_bucket(rel, o.t5->bidirectional, buckets, o.t5->max_distance);
+            for (int64_t h = 0; h < Hq; h++) {
+                float value = values[bucket * table.stride(0) + h * table.stride(1)];
+                check.finite(value, "t5_table");
+                t5_bias[size_t(h * t5_span + pad + Lq - 1 - rel)] = value;
+            }
+        }
+    }
     check_finite_values(check, q, "q");
     check_finite_values(check, k, "k");
     check_finite_values(check, v, "v");
@@ -95,13 +145,19 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     }
     HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {B}, {}}, false);
-    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : "posattn_attn_plain_f32", call);
+    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : o.t5 ? "posattn_attn_t5_f32" : "posattn_attn_plain_f32", call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("causal", o.causal).arg("out", out_view);
     std::optional<HalideView> slope_view;
     if (o.alibi)
         kernel.arg("slopes", slope_view.emplace(Tensor{slopes.data(), DType::float32, {Hq}, {}}, false))
             .arg("alibi_form", int32_t(o.alibi->form));
+    std::optional<HalideView> t5_view;
+    if (o.t5) {
+        t5_view.emplace(Tensor{t5_bias.data(), DType::float32, {Hq, t5_span}, {}}, false);
+        t5_view->buffer()->dim[0].min = int32_t(-pad);  // indices Lq − 1 − rel, from −pad
+        kernel.arg("bias_by_offset", *t5_view);
+    }
     kernel.run();
     out_view.finish();
 }

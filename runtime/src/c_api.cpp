@@ -283,6 +283,25 @@ posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_te
     });
 }
 
+posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                    const posattn_tensor *out, const double *scale, int32_t causal,
+                                    const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
+                                    int32_t bidirectional, int64_t max_distance) {
+    return guarded([&] {
+        posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
+        options.t5 = posattn::T5Attention{view(t5_table, "t5_table"), bidirectional != 0, max_distance};
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options);
+    });
+}
+
+posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
+                                 int64_t *bucket) {
+    return guarded([&] {
+        if (!bucket) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'bucket' is NULL");
+        *bucket = posattn::t5_bucket(rel, bidirectional != 0, num_buckets, max_distance);
+    });
+}
+
 void posattn_set_num_threads(int32_t threads) { posattn::set_num_threads(threads); }
 
 const char *posattn_last_error(void) { return last_error.c_str(); }

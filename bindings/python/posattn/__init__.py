@@ -9,7 +9,7 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -159,16 +159,25 @@ def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand"):
     return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule)
 
 
+def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
+    """T5's bucket of each rel = key − query (SPEC §9), computed in float32 as torch does."""
+    return _posattn.t5_bucket(np.asarray(rel, dtype=np.int64), bidirectional, num_buckets, max_distance)
+
+
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slopes=None, alibi_form="relative",
-              out=None, schedule="hand"):
+              t5_table=None, t5_bidirectional=True, t5_max_distance=128, out=None, schedule="hand"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
     j >= key_lengths[b]; a row with no visible key is exactly zero. alibi_slopes [Hq] adds ALiBi's
     bias slope·offset in `alibi_form` ('relative', 'key_position', 'symmetric') after scaling.
+    t5_table [num_buckets, Hq] adds T5's bias table[bucket(key − query), h] (SPEC §9); scale then
+    defaults to 1, as in T5.
     """
     if key_lengths is not None:
         key_lengths = _int32(key_lengths, "attention", "key_lengths")
     return _posattn.attention(_array(q), _array(k), _array(v), scale=scale, causal=causal,
                               key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
-                              alibi_form=alibi_form, out=out, schedule=schedule)
+                              alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
+                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, out=out,
+                              schedule=schedule)

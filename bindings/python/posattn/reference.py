@@ -334,3 +334,29 @@ def alibi_bias(slopes, Lq, Lk, form="relative"):
     else:
         raise ValueError(f"alibi_bias: unknown form {form!r}")
     return m * offset
+
+
+def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
+    """T5's relative bucket of rel = key − query (SPEC §9), float32 like torch's
+    `_relative_position_bucket` (truncating)."""
+    rel = np.asarray(rel, dtype=np.int64)
+    bucket = np.zeros_like(rel)
+    if bidirectional:
+        num_buckets //= 2
+        bucket += (rel > 0) * num_buckets
+        n = np.abs(rel)
+    else:
+        n = -np.minimum(rel, 0)
+    max_exact = num_buckets // 2
+    with np.errstate(divide="ignore", invalid="ignore"):  # n = 0 takes the small branch
+        large = max_exact + (np.log(n.astype(np.float32) / np.float32(max_exact))
+                             / np.float32(math.log(max_distance / max_exact))
+                             * np.float32(num_buckets - max_exact)).astype(np.int64)
+    return bucket + np.where(n < max_exact, n, np.minimum(large, num_buckets - 1))
+
+
+def t5_bias(table, Lq, Lk, bidirectional=True, max_distance=128):
+    """[H, Lq, Lk] bias table[bucket(key − query), h], query row r at absolute position r + Lk − Lq."""
+    table = np.asarray(table, dtype=np.float64)
+    rel = np.arange(Lk)[None, :] - (np.arange(Lq)[:, None] + (Lk - Lq))
+    return np.moveaxis(table[t5_bucket(rel, bidirectional, table.shape[0], max_distance)], -1, 0)

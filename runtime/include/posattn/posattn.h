@@ -148,6 +148,16 @@ posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_te
                                        const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
                                        int32_t form);
 
+/* posattn_attention plus T5's bias t5_table[bucket(key - query), h]: t5_table float32
+ * [num_buckets, Hq]; scale NULL means 1 here (T5 does not scale q.k). */
+posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                    const posattn_tensor *out, const double *scale, int32_t causal,
+                                    const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
+                                    int32_t bidirectional, int64_t max_distance);
+/* T5's bucket of rel = key - query (SPEC §9), written to *bucket. */
+posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
+                                 int64_t *bucket);
+
 void posattn_set_num_threads(int32_t threads);
 /* The message of the last failed call on this thread ("" if none). */
 const char *posattn_last_error(void);

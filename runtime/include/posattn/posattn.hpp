@@ -174,11 +174,23 @@ struct AlibiAttention {
     AlibiForm form = AlibiForm::relative;
 };
 
+// T5's relative bucket of rel = key − query (SPEC §9), computed in float32 as torch and Mesh-TF
+// do, so that the exact-integer boundaries land in the same buckets.
+int64_t t5_bucket(int64_t rel, bool bidirectional = true, int64_t num_buckets = 32, int64_t max_distance = 128);
+
+// T5 inside attention: bias table[bucket(key − query), h] added to the logits (SPEC §9).
+struct T5Attention {
+    Tensor table;  // float32 [num_buckets, Hq]
+    bool bidirectional = true;
+    int64_t max_distance = 128;
+};
+
 struct AttentionOptions {
-    std::optional<double> scale;         // default 1/sqrt(D)
+    std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k)
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
-    std::optional<AlibiAttention> alibi;
+    std::optional<AlibiAttention> alibi; // at most one of alibi and t5
+    std::optional<T5Attention> t5;
 };
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
