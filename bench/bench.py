@@ -342,6 +342,30 @@ def attention_benches(rng):
                                                  schedule=s)
                                - reference.attention(*small, 1.0, True,
                                                      bias=reference.t5_bias(t5_table, 512, 512, False)[None])).max())))
+    inv, _ = posattn.rope_frequencies(D)
+    angle = np.arange(L, dtype=np.float32)[:, None] * inv.astype(np.float32)
+    cos, sin = np.cos(np.concatenate([angle, angle], -1)), np.sin(np.concatenate([angle, angle], -1))
+
+    def eager_rope(q, k, v):  # HF LLaMA: rotate q and k (rotate_half), then materialized causal attention
+        def rotate(x):
+            return x * cos + np.concatenate([-x[..., D // 2:], x[..., :D // 2]], -1) * sin
+        q, k = rotate(q), rotate(k)
+        s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D))
+        s = np.where(np.tri(L, dtype=bool), s, np.float32(-np.inf))
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+    def rope_error(s):
+        inv64, af = reference.rope_inv_freq(D)
+        q, k, v = small
+        rotated = [reference.rope(x, np.arange(512), inv64, af) for x in (q, k)]
+        return float(np.abs(posattn.attention(q, k, v, causal=True, rope={}, schedule=s)
+                            - reference.attention(*rotated, v, causal=True)).max())
+
+    benches.append(Bench(
+        "posattn_attn_rope_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, rope={}, out=out, schedule=s),
+        lambda r: eager_rope(*sets[r % 3]), rope_error))
     for causal in (False, True):
         # A causal call does about half the work; the ratio counts only the visible half.
         flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)

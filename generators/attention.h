@@ -33,12 +33,14 @@ struct AttentionDeclaration {
     // Added to the logit after scaling, unscaled (ALiBi, T5 buckets).
     std::vector<std::function<Halide::Expr(const ScoreSite &)>> logit_biases;
     // Applied to q(d, i, h, b) and k(d, j, h, b) before the dot product (RoPE); identity if unset.
+    // A transformed k is computed once per call (stages.k_transformed), a transformed q per tile.
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
 // The Funcs and Vars a schedule needs.
 struct AttentionStages {
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
+    Halide::Func k_transformed;  // defined when the declaration transforms k
     Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
     Halide::RDom blocks, block_keys, channels;
     Halide::Expr value_channels;  // Dv
@@ -67,7 +69,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b, r("r");
 
     Func qt = decl.transform_q ? decl.transform_q(q) : q;
-    Func kt = decl.transform_k ? decl.transform_k(k) : k;
+    Func kt = k;
+    if (decl.transform_k) kt = st.k_transformed = decl.transform_k(k);
     // Rows past Lq (in a partial query tile), keys past Lk (in the last key block) and value
     // channels past Dv (in a partial register tile) read a clamped row or column; those results
     // are masked or never stored.

@@ -4,6 +4,7 @@
 #include "Halide.h"
 #include "alibi.h"
 #include "attention.h"
+#include "rope.h"
 #include "schedules/attention.h"
 
 namespace posattn {
@@ -30,6 +31,11 @@ public:
     // The runtime pads it on both sides (a negative min) for the rows and keys that tiles compute
     // past Lq and Lk and never use; unclamped, a vector of query rows reads it as one dense run.
     Input<Buffer<float, 2>> *bias_by_offset = nullptr;
+    // rope: q and k rotated (SPEC §6) at their positions; inv_freq has rotary_dim/2 entries.
+    Input<Buffer<int32_t, 2>> *q_positions = nullptr, *k_positions = nullptr;  // [B, Lq], [B, Lk]
+    Input<Buffer<double, 1>> *inv_freq = nullptr;
+    Input<double> *attention_factor = nullptr;
+    Input<int32_t> *rope_layout = nullptr;  // 0 neox, 1 gptj
 
     void configure() {
         if (variant == "alibi") {
@@ -37,8 +43,14 @@ public:
             alibi_form = add_input<int32_t>("alibi_form");
         } else if (variant == "t5") {
             bias_by_offset = add_input<Buffer<float, 2>>("bias_by_offset");
+        } else if (variant == "rope") {
+            q_positions = add_input<Buffer<int32_t, 2>>("q_positions");
+            k_positions = add_input<Buffer<int32_t, 2>>("k_positions");
+            inv_freq = add_input<Buffer<double, 1>>("inv_freq");
+            attention_factor = add_input<double>("attention_factor");
+            rope_layout = add_input<int32_t>("rope_layout");
         } else if (variant != "plain") {
-            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi, t5)");
+            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi, t5, rope)");
         }
     }
 
@@ -57,6 +69,20 @@ public:
                 return (*bias_by_offset)(s.query_position - s.key + q.dim(1).extent() - 1, s.head);
             });
             bias_by_offset->set_estimates({{0, 4095}, {0, 8}});
+        }
+        if (variant == "rope") {
+            Expr rotary = 2 * inv_freq->dim(0).extent(), D = q.dim(0).extent();
+            decl.transform_q = [=](Func x) {
+                return rope_channels(x, D, *q_positions, *inv_freq, rotary, *rope_layout, *attention_factor, "q_rotated");
+            };
+            decl.transform_k = [=](Func x) {
+                return rope_channels(x, D, *k_positions, *inv_freq, rotary, *rope_layout, *attention_factor, "k_rotated");
+            };
+            q_positions->set_estimates({{0, 2048}, {0, 1}});
+            k_positions->set_estimates({{0, 2048}, {0, 1}});
+            inv_freq->set_estimates({{0, 32}});
+            attention_factor->set_estimate(1.0);
+            rope_layout->set_estimate(0);
         }
         return decl;
     }

@@ -390,7 +390,44 @@ def t5_attention_cases():
     return cases
 
 
+def rope_attention_cases():
+    cases = []
+    yarn = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32}
+    # (B, Hq, Hkv, Lq, Lk, D, causal, layout, rotary_dim, positions, scaling)
+    configs = [
+        (2, 4, 4, 37, 37, 64, True, "neox", None, "default", None),
+        (1, 6, 2, 9, 70, 32, True, "gptj", None, "default", yarn),           # GQA, Lq < Lk
+        (2, 3, 3, 33, 45, 48, False, "neox", 16, "explicit", None),          # partial rotary, explicit positions
+        (1, 4, 1, 17, 129, 64, True, "gptj", 32, "explicit", {"type": "linear", "factor": 2.0}),  # MQA
+        (1, 2, 2, 1, 301, 64, True, "neox", None, "default", None),          # decode
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, causal, layout, r, positions, scaling in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, layout=layout, r=r,
+                positions=positions, scaling=scaling):
+            q, k, v = (rng.standard_normal(shape).astype(np.float32)
+                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            if positions == "explicit":  # any integers, per batch, e.g. with a KV cache offset
+                qp = rng.integers(0, 10**4, size=(B, Lq)).astype(np.int32)
+                kp = rng.integers(0, 10**4, size=(B, Lk)).astype(np.int32)
+            else:
+                qp, kp = np.arange(Lk - Lq, Lk), np.arange(Lk)
+            before, after = _untouched(q, k, v)
+            out = poisoned((B, Hq, Lq, D))
+            rope = dict(layout=layout, rotary_dim=r, scaling=scaling)
+            if positions == "explicit":
+                rope.update(q_positions=qp, k_positions=kp)
+            posattn.attention(q, k, v, causal=causal, rope=rope, out=out, schedule=schedule)
+            inv, af = reference.rope_inv_freq(r or D, scaling=scaling, seq_len=int(np.max(kp)) + 1)
+            expected = reference.attention(reference.rope(q, qp, inv, af, layout, r),
+                                           reference.rope(k, kp, inv, af, layout, r), v, None, causal)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}{'-causal' if causal else ''}-{layout}"
+                f"{f'-r{r}' if r else ''}-{positions}-{scaling['type'] if scaling else 'unscaled'}")
+        cases.append(Case("posattn_attn_rope_f32", name, run))
+    return cases
+
+
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
-            + attention_cases() + alibi_attention_cases() + t5_attention_cases())
+            + attention_cases() + alibi_attention_cases() + t5_attention_cases() + rope_attention_cases())

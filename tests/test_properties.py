@@ -224,6 +224,17 @@ def test_t5_attention_with_a_zero_table_is_plain_attention_at_scale_one(rng):
     np.testing.assert_allclose(zero, posattn.attention(q, k, v, causal=True, scale=1.0), atol=1e-6)
 
 
+@pytest.mark.parametrize("layout", ["neox", "gptj"])
+def test_rope_attention_depends_only_on_relative_positions(rng, layout):
+    """Shifting every q and k position by the same amount leaves RoPE attention unchanged."""
+    q, k, v = _qkv(rng, 1, 4, 2, 12, 30, 32)
+    kp = np.arange(30, dtype=np.int32)
+    near = posattn.attention(q, k, v, causal=True, rope=dict(layout=layout, q_positions=kp[18:], k_positions=kp))
+    far = posattn.attention(q, k, v, causal=True,
+                            rope=dict(layout=layout, q_positions=kp[18:] + 5000, k_positions=kp + 5000))
+    np.testing.assert_allclose(near, far, atol=2e-5)
+
+
 def test_empty_outputs_are_fine(rng):
     """Zero-sized calls return empty results (NumPy gives empty arrays zero strides)."""
     assert posattn.rope(np.zeros((1, 2, 0, 8), np.float32)).shape == (1, 2, 0, 8)

@@ -168,6 +168,23 @@ posattn::RopeLayout rope_layout(const std::string &layout) {
     invalid("rope", "argument 'layout' is '" + layout + "'; expected 'neox' or 'gptj'");
 }
 
+// attention(rope={...}): base, layout, rotary_dim, scaling, q_positions, k_positions, seq_len.
+posattn::RopeAttention rope_attention(const py::dict &dict) {
+    posattn::RopeAttention r;
+    for (auto [key, value] : dict) {
+        std::string name = py::str(key);
+        if (name == "base") r.base = value.cast<double>();
+        else if (name == "layout") r.layout = rope_layout(value.cast<std::string>());
+        else if (name == "rotary_dim") r.rotary_dim = value.is_none() ? 0 : value.cast<int64_t>();
+        else if (name == "scaling") r.scaling = rope_scaling("attention", value.is_none() ? std::nullopt : std::optional<py::dict>(value.cast<py::dict>()));
+        else if (name == "q_positions") { if (!value.is_none()) r.q_positions = view("attention", value.cast<py::array>(), "q_positions"); }
+        else if (name == "k_positions") { if (!value.is_none()) r.k_positions = view("attention", value.cast<py::array>(), "k_positions"); }
+        else if (name == "seq_len") r.seq_len = value.is_none() ? 0 : value.cast<int64_t>();
+        else invalid("attention", "argument 'rope' has an unknown key '" + name + "'");
+    }
+    return r;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_posattn, m) {
@@ -406,7 +423,7 @@ PYBIND11_MODULE(_posattn, m) {
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
              std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
-             std::optional<py::array> out, std::string schedule) {
+             std::optional<py::dict> rope, std::optional<py::array> out, std::string schedule) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
               py::array result = output("attention", out, shape);
@@ -420,6 +437,7 @@ PYBIND11_MODULE(_posattn, m) {
               if (t5_table)
                   options.t5 = posattn::T5Attention{view("attention", *t5_table, "t5_table"), t5_bidirectional,
                                                     t5_max_distance};
+              if (rope) options.rope = rope_attention(*rope);
               Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
                      o = view("attention", result, "out", true);
               py::gil_scoped_release release;
@@ -429,7 +447,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
           py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
           py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
-          py::arg("t5_max_distance") = 128, py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("out") = py::none(),
+          py::arg("schedule") = "hand");
 
     m.def("t5_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> rel, bool bidirectional,

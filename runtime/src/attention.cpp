@@ -104,7 +104,39 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
             slopes.push_back(float(m));
         }
     }
-    if (o.alibi && o.t5) check.fail("arguments 'alibi' and 't5' are both given; expected at most one position bias");
+    if (int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) > 1)
+        check.fail("arguments 'alibi', 't5' and 'rope': more than one given; expected at most one position encoding");
+    // RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1, queries the last Lq of them) and
+    // the frequencies of the rotated channels.
+    std::vector<int32_t> default_positions;
+    Tensor q_positions, k_positions;
+    RopeFrequencies rope;
+    if (o.rope) {
+        for (int64_t j = 0; j < Lk; j++) default_positions.push_back(int32_t(j));
+        auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first) {
+            if (!given) return Tensor{default_positions.data() + first, DType::int32, {B, L}, {0, 1}};
+            Tensor p = *given;
+            check.tensor(p, name, DType::int32, {1, 2});
+            size_t rank = p.shape.size();
+            check.dim(p, name, rank - 1, L, std::string(name) == "q_positions" ? "Lq, q's dimension 2" : "Lk, k's dimension 2");
+            if (rank == 2) check.dim(p, name, 0, B, "B, q's dimension 0");
+            return rank == 2 ? p : Tensor{p.data, DType::int32, {B, L}, {0, p.stride(0)}};
+        };
+        if (Lk > INT32_MAX) check.fail("argument 'k' has Lk = " + std::to_string(Lk) + "; expected Lk <= 2^31-1 for default positions");
+        q_positions = positions(o.rope->q_positions, "q_positions", Lq, std::max<int64_t>(Lk - Lq, 0));
+        k_positions = positions(o.rope->k_positions, "k_positions", Lk, 0);
+        if (!o.rope->q_positions && Lq > Lk)
+            check.fail("argument 'q' has Lq = " + std::to_string(Lq) + " > Lk = " + std::to_string(Lk) +
+                       "; expected explicit q_positions then (the default puts queries at the last Lq key positions)");
+        int64_t seq_len = o.rope->seq_len;
+        if (seq_len == 0)
+            detail::for_each_offset<1>(k_positions.shape, {&k_positions}, [&](const std::array<int64_t, 1> &off) {
+                seq_len = std::max(seq_len, int64_t(static_cast<const int32_t *>(k_positions.data)[off[0]]) + 1);
+            });
+        int64_t r = o.rope->rotary_dim ? o.rope->rotary_dim : D;
+        if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
+        rope = rope_frequencies(r, o.rope->base, o.rope->scaling, seq_len);
+    }
     // T5: the bias of every key − query offset rel ∈ [−(Lk−1), Lq−1] per head, at index Lq − 1 − rel
     // (so that consecutive query rows read consecutive entries), padded by `pad` on both sides for
     // the rows and keys a tile computes past Lq and Lk.
@@ -145,7 +177,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     }
     HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {B}, {}}, false);
-    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : o.t5 ? "posattn_attn_t5_f32" : "posattn_attn_plain_f32", call);
+    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : o.t5 ? "posattn_attn_t5_f32" : o.rope ? "posattn_attn_rope_f32" : "posattn_attn_plain_f32", call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("causal", o.causal).arg("out", out_view);
     std::optional<HalideView> slope_view;
@@ -158,6 +190,11 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         t5_view->buffer()->dim[0].min = int32_t(-pad);  // indices Lq − 1 − rel, from −pad
         kernel.arg("bias_by_offset", *t5_view);
     }
+    std::optional<HalideView> qp_view, kp_view, inv_view;
+    if (o.rope)
+        kernel.arg("q_positions", qp_view.emplace(q_positions, false)).arg("k_positions", kp_view.emplace(k_positions, false))
+            .arg("inv_freq", inv_view.emplace(Tensor{rope.inv_freq.data(), DType::float64, {int64_t(rope.inv_freq.size())}, {}}, false))
+            .arg("attention_factor", rope.attention_factor).arg("rope_layout", int32_t(o.rope->layout));
     kernel.run();
     out_view.finish();
 }

@@ -52,6 +52,11 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
     st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
+        Func kt = st.k_transformed;
+        Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");
+        kt.compute_root().fuse(kh, kb, khb).parallel(khb).vectorize(kt.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+    }
 
     st.state.compute_at(out, task).vectorize(d, p.vector_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of

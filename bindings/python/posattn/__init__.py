@@ -165,19 +165,24 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
 
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slopes=None, alibi_form="relative",
-              t5_table=None, t5_bidirectional=True, t5_max_distance=128, out=None, schedule="hand"):
+              t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, out=None, schedule="hand"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
     j >= key_lengths[b]; a row with no visible key is exactly zero. alibi_slopes [Hq] adds ALiBi's
     bias slope·offset in `alibi_form` ('relative', 'key_position', 'symmetric') after scaling.
     t5_table [num_buckets, Hq] adds T5's bias table[bucket(key − query), h] (SPEC §9); scale then
-    defaults to 1, as in T5.
+    defaults to 1, as in T5. rope = {"base", "layout", "rotary_dim", "scaling", "q_positions",
+    "k_positions", "seq_len"} (all optional, as in posattn.rope) rotates q and k inside the kernel;
+    positions default to keys 0 … Lk−1 and queries at the last Lq of them.
     """
+    if rope is not None:
+        rope = {key: (_int32(value, "attention", key) if key.endswith("positions") and value is not None else value)
+                for key, value in rope.items()}
     if key_lengths is not None:
         key_lengths = _int32(key_lengths, "attention", "key_lengths")
     return _posattn.attention(_array(q), _array(k), _array(v), scale=scale, causal=causal,
                               key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
                               alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
-                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, out=out,
+                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope, out=out,
                               schedule=schedule)

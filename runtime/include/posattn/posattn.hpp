@@ -185,12 +185,24 @@ struct T5Attention {
     int64_t max_distance = 128;
 };
 
+// RoPE inside attention: q and k rotated at their positions before q·k (SPEC §6); v is not.
+struct RopeAttention {
+    double base = 10000.0;
+    RopeLayout layout = RopeLayout::neox;
+    int64_t rotary_dim = 0;             // 0 means D
+    RopeScaling scaling;
+    std::optional<Tensor> q_positions;  // int32 [Lq] or [B, Lq]; default Lk − Lq … Lk − 1
+    std::optional<Tensor> k_positions;  // int32 [Lk] or [B, Lk]; default 0 … Lk − 1
+    int64_t seq_len = 0;                // dynamic, longrope; 0 means max(key position) + 1
+};
+
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k)
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
-    std::optional<AlibiAttention> alibi; // at most one of alibi and t5
+    std::optional<AlibiAttention> alibi; // at most one of alibi, t5 and rope
     std::optional<T5Attention> t5;
+    std::optional<RopeAttention> rope;
 };
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
