@@ -26,6 +26,11 @@ EXACT_ATOL, ROUNDED_RTOL = 0.0, 2.0**-24
 ROPE_ATOL, ROPE_RTOL = 3e-6, 2.0**-22
 
 
+def _qkv(rng, B, Hq, Hkv, Lq, Lk, D):
+    """Fresh float32 q [B, Hq, Lq, D], k and v [B, Hkv, Lk, D]."""
+    return tuple(rng.standard_normal(shape).astype(np.float32) for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+
+
 def _untouched(*arrays):
     return [a.copy() for a in arrays], list(arrays)
 
@@ -342,8 +347,7 @@ def alibi_attention_cases():
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, form, slopes in configs:
         def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths, form=form,
                 slopes=slopes):
-            q, k, v = (rng.standard_normal(shape).astype(np.float32)
-                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             m = reference.alibi_slopes(Hq) if slopes == "alibi" else rng.uniform(0, 0.5, Hq)
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v, m)
@@ -371,8 +375,7 @@ def t5_attention_cases():
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, bidirectional, buckets, max_distance, scale in configs:
         def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths,
                 bidirectional=bidirectional, buckets=buckets, max_distance=max_distance, scale=scale):
-            q, k, v = (rng.standard_normal(shape).astype(np.float32)
-                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             table = rng.standard_normal((buckets, Hq)).astype(np.float32)
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v, table)
@@ -404,8 +407,7 @@ def rope_attention_cases():
     for B, Hq, Hkv, Lq, Lk, D, causal, layout, r, positions, scaling in configs:
         def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, layout=layout, r=r,
                 positions=positions, scaling=scaling):
-            q, k, v = (rng.standard_normal(shape).astype(np.float32)
-                       for shape in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+            q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             if positions == "explicit":  # any integers, per batch, e.g. with a KV cache offset
                 qp = rng.integers(0, 10**4, size=(B, Lq)).astype(np.int32)
                 kp = rng.integers(0, 10**4, size=(B, Lk)).astype(np.int32)

@@ -29,19 +29,12 @@ std::vector<double> alibi_slopes(int64_t heads) {
 
 void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form, const CallOptions &call) {
     Checker check("alibi_bias");
-    if (slopes.dtype != DType::float32) check.tensor(slopes, "slopes", DType::float64, {1});
-    else check.tensor(slopes, "slopes", DType::float32, {1});
+    check.tensor(slopes, "slopes", slopes.dtype == DType::float32 ? DType::float32 : DType::float64, {1});
     check.tensor(out, "out", DType::float32, {3});
     check.dim(out, "out", 0, slopes.shape[0], "H, the number of slopes");
     check.output(out, "out");
     check.disjoint(out, "out", slopes, "slopes");
-    std::vector<double> m;
-    for (int64_t h = 0; h < slopes.shape[0]; h++) {
-        const uint8_t *at = static_cast<const uint8_t *>(slopes.data) + h * slopes.stride(0) * int64_t(dtype_size(slopes.dtype));
-        m.push_back(slopes.dtype == DType::float32 ? double(*reinterpret_cast<const float *>(at))
-                                                   : *reinterpret_cast<const double *>(at));
-        check.finite(m.back(), "slopes");
-    }
+    std::vector<double> m = check.real_vector(slopes, "slopes", slopes.shape[0], "H");
     if (out.numel() == 0) return;
     HalideView slope_view(Tensor{m.data(), DType::float64, {int64_t(m.size())}, {}}, false), out_view(out, true);
     KernelCall kernel("posattn_alibi_bias_f32", call);

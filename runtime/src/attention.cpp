@@ -10,28 +10,6 @@ using detail::Checker;
 using detail::HalideView;
 using detail::KernelCall;
 
-namespace {
-
-// Rejects NaN and ±Inf. Rows are scanned by a branch-free loop on the exponent bits (which the
-// compiler vectorizes), so the check costs a fraction of one pass over memory.
-void check_finite_values(const Checker &check, const Tensor &t, const char *name) {
-    if (t.numel() == 0) return;
-    Tensor rows = t;  // every dim but the innermost
-    rows.shape.pop_back();
-    rows.strides = {};
-    for (size_t d = 0; d + 1 < t.shape.size(); d++) rows.strides.push_back(t.stride(d));
-    const int64_t n = t.shape.back(), step = t.stride(t.shape.size() - 1);
-    const uint32_t *bits = static_cast<const uint32_t *>(t.data);
-    detail::for_each_offset<1>(rows.shape, {&rows}, [&](const std::array<int64_t, 1> &o) {
-        uint32_t non_finite = 0;
-        for (int64_t e = 0; e < n; e++) non_finite |= (bits[o[0] + e * step] & 0x7f800000u) == 0x7f800000u;
-        if (non_finite)
-            check.fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
-    });
-}
-
-}  // namespace
-
 int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t num_buckets, int64_t max_distance) {
     int64_t max_exact = (bidirectional ? num_buckets / 2 : num_buckets) / 2;
     if (max_exact < 1 || max_distance <= max_exact || rel == INT64_MIN)
@@ -92,18 +70,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     }
     // ALiBi slopes, as the kernel takes them: float32 [Hq], finite.
     std::vector<float> slopes;
-    if (o.alibi) {
-        const Tensor &given = o.alibi->slopes;
-        if (given.dtype == DType::float64) check.tensor(given, "alibi_slopes", DType::float64, {1});
-        else check.tensor(given, "alibi_slopes", DType::float32, {1});
-        check.dim(given, "alibi_slopes", 0, Hq, "Hq, q's dimension 1");
-        for (int64_t h = 0; h < Hq; h++) {
-            const uint8_t *at = static_cast<const uint8_t *>(given.data) + h * given.stride(0) * int64_t(dtype_size(given.dtype));
-            double m = given.dtype == DType::float64 ? *reinterpret_cast<const double *>(at) : *reinterpret_cast<const float *>(at);
-            check.finite(m, "alibi_slopes");
-            slopes.push_back(float(m));
-        }
-    }
+    if (o.alibi)
+        for (double m : check.real_vector(o.alibi->slopes, "alibi_slopes", Hq, "Hq, q's dimension 1")) slopes.push_back(float(m));
     if (int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) > 1)
         check.fail("arguments 'alibi', 't5' and 'rope': more than one given; expected at most one position encoding");
     // RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1, queries the last Lq of them) and
@@ -113,26 +81,18 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     RopeFrequencies rope;
     if (o.rope) {
         for (int64_t j = 0; j < Lk; j++) default_positions.push_back(int32_t(j));
-        auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first) {
-            if (!given) return Tensor{default_positions.data() + first, DType::int32, {B, L}, {0, 1}};
-            Tensor p = *given;
-            check.tensor(p, name, DType::int32, {1, 2});
-            size_t rank = p.shape.size();
-            check.dim(p, name, rank - 1, L, std::string(name) == "q_positions" ? "Lq, q's dimension 2" : "Lk, k's dimension 2");
-            if (rank == 2) check.dim(p, name, 0, B, "B, q's dimension 0");
-            return rank == 2 ? p : Tensor{p.data, DType::int32, {B, L}, {0, p.stride(0)}};
+        auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first,
+                             const char *L_what) {
+            return given ? check.positions(*given, name, B, L, L_what, "B, q's dimension 0")
+                         : Tensor{default_positions.data() + first, DType::int32, {B, L}, {0, 1}};
         };
         if (Lk > INT32_MAX) check.fail("argument 'k' has Lk = " + std::to_string(Lk) + "; expected Lk <= 2^31-1 for default positions");
-        q_positions = positions(o.rope->q_positions, "q_positions", Lq, std::max<int64_t>(Lk - Lq, 0));
-        k_positions = positions(o.rope->k_positions, "k_positions", Lk, 0);
+        q_positions = positions(o.rope->q_positions, "q_positions", Lq, std::max<int64_t>(Lk - Lq, 0), "Lq, q's dimension 2");
+        k_positions = positions(o.rope->k_positions, "k_positions", Lk, 0, "Lk, k's dimension 2");
         if (!o.rope->q_positions && Lq > Lk)
             check.fail("argument 'q' has Lq = " + std::to_string(Lq) + " > Lk = " + std::to_string(Lk) +
                        "; expected explicit q_positions then (the default puts queries at the last Lq key positions)");
-        int64_t seq_len = o.rope->seq_len;
-        if (seq_len == 0)
-            detail::for_each_offset<1>(k_positions.shape, {&k_positions}, [&](const std::array<int64_t, 1> &off) {
-                seq_len = std::max(seq_len, int64_t(static_cast<const int32_t *>(k_positions.data)[off[0]]) + 1);
-            });
+        int64_t seq_len = o.rope->seq_len ? o.rope->seq_len : detail::max_position_plus_one(k_positions);
         int64_t r = o.rope->rotary_dim ? o.rope->rotary_dim : D;
         if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
         rope = rope_frequencies(r, o.rope->base, o.rope->scaling, seq_len);
@@ -154,20 +114,16 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         if (o.t5->max_distance <= max_exact)
             check.fail("argument 't5_max_distance' is " + std::to_string(o.t5->max_distance) + "; expected more than " +
                        std::to_string(max_exact) + " (half the buckets of one direction)");
+        check.finite_values(table, "t5_table");
         const float *values = static_cast<const float *>(table.data);
         t5_bias.assign(size_t(t5_span * Hq), 0.0f);
         for (int64_t rel = -(Lk - 1); rel <= Lq - 1; rel++) {
             int64_t bucket = t5_bucket(rel, o.t5->bidirectional, buckets, o.t5->max_distance);
-            for (int64_t h = 0; h < Hq; h++) {
-                float value = values[bucket * table.stride(0) + h * table.stride(1)];
-                check.finite(value, "t5_table");
-                t5_bias[size_t(h * t5_span + pad + Lq - 1 - rel)] = value;
-            }
+            for (int64_t h = 0; h < Hq; h++)
+                t5_bias[size_t(h * t5_span + pad + Lq - 1 - rel)] = values[bucket * table.stride(0) + h * table.stride(1)];
         }
     }
-    check_finite_values(check, q, "q");
-    check_finite_values(check, k, "k");
-    check_finite_values(check, v, "v");
+    for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     if (out.numel() == 0) return;
 
     if (Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)

@@ -59,19 +59,10 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
     });
     if (real.numel() == 0) return;
 
-    auto batched = [](const Tensor &t) {  // [N, …] → [1, N, …]
-        Tensor r = t;
-        if (t.shape.size() == (t.dtype == DType::int32 ? 1 : 2)) {
-            r.strides.clear();
-            for (size_t a = 0; a < t.shape.size(); a++) r.strides.push_back(t.stride(a));
-            r.shape.insert(r.shape.begin(), 1);
-            r.strides.insert(r.strides.begin(), 0);
-        }
-        return r;
-    };
-    HalideView id_view(batched(token_ids), false), pos_view(batched(positions), false);
+    // [N] tokens as one batch [1, N].
+    HalideView id_view(detail::positions_2d(token_ids, 1), false), pos_view(detail::positions_2d(positions, 1), false);
     HalideView amp_view(amplitude, false), freq_view(frequency, false);
-    HalideView real_view(batched(real), true), imag_view(batched(imag), true);
+    HalideView real_view(detail::with_leading_batch(real), true), imag_view(detail::with_leading_batch(imag), true);
     KernelCall kernel(phase ? "posattn_complex_order_phase_f32" : "posattn_complex_order_f32", call);
     kernel.arg("token_ids", id_view).arg("positions", pos_view).arg("amplitude", amp_view)
         .arg("frequency", freq_view).arg("out.0", real_view).arg("out.1", imag_view);

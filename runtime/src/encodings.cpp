@@ -10,28 +10,10 @@ namespace posattn {
 using detail::Checker;
 using detail::HalideView;
 using detail::KernelCall;
+using detail::positions_2d;
+using detail::with_leading_batch;
 
 namespace {
-
-// Positions as the kernels take them: [B, S]. A 1-D [N] table request becomes [1, N]; a 1-D
-// [S] positions tensor of a fused call is broadcast over the batch with a zero stride.
-Tensor positions_2d(const Tensor &positions, int64_t batch) {
-    Tensor p = positions;
-    if (p.shape.size() == 1) {
-        p.strides = {0, positions.stride(0)};
-        p.shape = {batch, positions.shape[0]};
-    }
-    return p;
-}
-
-Tensor with_leading_batch(const Tensor &t) {
-    Tensor r = t;
-    if (r.shape.size() == 2) {
-        r.strides = {0, t.stride(0), t.stride(1)};
-        r.shape.insert(r.shape.begin(), 1);
-    }
-    return r;
-}
 
 // The view of t's last channel (innermost axis) alone.
 Tensor last_channel(const Tensor &t) { return detail::channels(t, t.shape.back() - 1, t.shape.back()); }

@@ -1,8 +1,6 @@
 // FLOATER (SPEC §5): the position encodings p_n = p(n·dt) of dp/dt = h(t, p), p(0) = p0, integrated
 // with `substeps` explicit Runge–Kutta steps per position. Each step is one kernel call over the
 // whole batch of initial values; the steps run in order.
-#include <cmath>
-#include <cstring>
 
 #include "internal.h"
 
@@ -22,13 +20,6 @@ std::vector<float> transposed(const Tensor &m) {
     for (int64_t i = 0; i < cols; i++)
         for (int64_t j = 0; j < rows; j++) t[size_t(j * cols + i)] = data[i * m.stride(0) + j * m.stride(1)];
     return t;
-}
-
-void check_finite_floats(const Checker &check, const Tensor &t, const char *name) {
-    const float *data = static_cast<const float *>(t.data);
-    detail::for_each_offset<1>(t.shape, {&t}, [&](const std::array<int64_t, 1> &o) {
-        if (!std::isfinite(data[o[0]])) check.fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
-    });
 }
 
 const char *step_kernel(FloaterMethod method) {
@@ -68,7 +59,7 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
     if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
     for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}}) {
-        check_finite_floats(check, *t, name);
+        check.finite_values(*t, name);
         check.disjoint(out, "out", *t, name);
     }
     KernelCall schedule_exists(step_kernel(o.method), call);  // else this fails here, before any write

@@ -40,6 +40,13 @@ public:
     // t.shape[axis] == expected, where `what` says what the expected value is.
     void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
     void finite(double value, const char *name) const;
+    // No NaN or ±Inf among the elements of float32 t.
+    void finite_values(const Tensor &t, const char *name) const;
+    // The finite values of a float32 or float64 vector [length] (`what` says what the length is).
+    std::vector<double> real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const;
+    // Positions int32 [L] (shared by every batch) or [B, L], as a [B, L] view.
+    Tensor positions(const Tensor &t, const char *name, int64_t B, int64_t L, const std::string &L_what,
+                     const std::string &B_what) const;
 
 private:
     std::string api_;
@@ -74,6 +81,13 @@ void copy_strided(const Tensor &from, const Tensor &to);
 
 // The channels [begin, end) of t's innermost axis.
 Tensor channels(const Tensor &t, int64_t begin, int64_t end);
+
+// A 1-D [N] positions tensor as [batch, N] (a zero batch stride); a 2-D one as it is.
+Tensor positions_2d(const Tensor &positions, int64_t batch);
+// A rank-2 [N, D] tensor as [1, N, D]; a rank-3 one as it is.
+Tensor with_leading_batch(const Tensor &t);
+// max(positions) + 1, and 0 if there is none (HF's current length).
+int64_t max_position_plus_one(const Tensor &positions);
 
 // A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
 // need a unit innermost stride; any other view is packed into a contiguous copy, and an output so

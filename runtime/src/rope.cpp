@@ -140,22 +140,13 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     std::vector<int32_t> default_positions;
     Tensor positions;
     if (o.positions) {
-        positions = *o.positions;
-        check.tensor(positions, "positions", DType::int32, {1, 2});
-        size_t rank = positions.shape.size();
-        check.dim(positions, "positions", rank - 1, L, "L, x's dimension 2");
-        if (rank == 2) check.dim(positions, "positions", 0, B, "B, x's dimension 0");
-        else positions = Tensor{positions.data, DType::int32, {B, L}, {0, positions.stride(0)}};
+        positions = check.positions(*o.positions, "positions", B, L, "L, x's dimension 2", "B, x's dimension 0");
     } else {
         if (L > INT32_MAX) check.fail("argument 'x' has L = " + std::to_string(L) + "; expected L <= 2^31-1 for default positions");
         for (int64_t l = 0; l < L; l++) default_positions.push_back(int32_t(l));
         positions = Tensor{default_positions.data(), DType::int32, {B, L}, {0, 1}};
     }
-    int64_t seq_len = o.seq_len;
-    if (seq_len == 0)  // HF: max(position) + 1
-        detail::for_each_offset<1>(positions.shape, {&positions}, [&](const std::array<int64_t, 1> &off) {
-            seq_len = std::max(seq_len, int64_t(static_cast<const int32_t *>(positions.data)[off[0]]) + 1);
-        });
+    int64_t seq_len = o.seq_len ? o.seq_len : detail::max_position_plus_one(positions);
     RopeFrequencies f = frequencies(check, r, o.base, o.scaling, seq_len);
     if (out.numel() == 0) return;
 

@@ -154,6 +154,45 @@ void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
 
+// Rows are scanned by a branch-free loop on the exponent bits (which the compiler vectorizes), so
+// the check costs a fraction of one pass over memory.
+void Checker::finite_values(const Tensor &t, const char *name) const {
+    if (t.numel() == 0) return;
+    Tensor rows = t;  // every dim but the innermost
+    rows.shape.pop_back();
+    rows.strides = {};
+    for (size_t d = 0; d + 1 < t.shape.size(); d++) rows.strides.push_back(t.stride(d));
+    const int64_t n = t.shape.back(), step = t.stride(t.shape.size() - 1);
+    const uint32_t *bits = static_cast<const uint32_t *>(t.data);
+    for_each_offset<1>(rows.shape, {&rows}, [&](const std::array<int64_t, 1> &o) {
+        uint32_t non_finite = 0;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[o[0] + e * step] & 0x7f800000u) == 0x7f800000u;
+        if (non_finite) fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
+    });
+}
+
+std::vector<double> Checker::real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const {
+    tensor(t, name, t.dtype == DType::float32 ? DType::float32 : DType::float64, {1});
+    dim(t, name, 0, length, what);
+    std::vector<double> values;
+    for (int64_t e = 0; e < length; e++) {
+        const uint8_t *at = static_cast<const uint8_t *>(t.data) + e * t.stride(0) * int64_t(dtype_size(t.dtype));
+        values.push_back(t.dtype == DType::float32 ? double(*reinterpret_cast<const float *>(at))
+                                                   : *reinterpret_cast<const double *>(at));
+        finite(values.back(), name);
+    }
+    return values;
+}
+
+Tensor Checker::positions(const Tensor &t, const char *name, int64_t B, int64_t L, const std::string &L_what,
+                          const std::string &B_what) const {
+    tensor(t, name, DType::int32, {1, 2});
+    size_t rank = t.shape.size();
+    dim(t, name, rank - 1, L, L_what);
+    if (rank == 2) dim(t, name, 0, B, B_what);
+    return positions_2d(t, B);
+}
+
 void copy_strided(const Tensor &from, const Tensor &to) {
     int64_t bytes = int64_t(dtype_size(from.dtype));
     for_each_offset<2>(from.shape, {&from, &to}, [&](const std::array<int64_t, 2> &o) {
@@ -170,6 +209,33 @@ Tensor channels(const Tensor &t, int64_t begin, int64_t end) {
     c.data = static_cast<uint8_t *>(t.data) + begin * t.stride(axis) * int64_t(dtype_size(t.dtype));
     c.shape[axis] = end - begin;
     return c;
+}
+
+Tensor positions_2d(const Tensor &positions, int64_t batch) {
+    Tensor p = positions;
+    if (p.shape.size() == 1) {
+        p.strides = {0, positions.stride(0)};
+        p.shape = {batch, positions.shape[0]};
+    }
+    return p;
+}
+
+Tensor with_leading_batch(const Tensor &t) {
+    Tensor r = t;
+    if (r.shape.size() == 2) {
+        r.strides = {0, t.stride(0), t.stride(1)};
+        r.shape.insert(r.shape.begin(), 1);
+    }
+    return r;
+}
+
+int64_t max_position_plus_one(const Tensor &positions) {
+    int64_t length = 0;
+    const int32_t *data = static_cast<const int32_t *>(positions.data);
+    for_each_offset<1>(positions.shape, {&positions}, [&](const std::array<int64_t, 1> &o) {
+        length = std::max(length, int64_t(data[o[0]]) + 1);
+    });
+    return length;
 }
 
 namespace {
