@@ -2,9 +2,17 @@
 // a new kernel: its score terms and q/k transforms are plugged into one algorithm that keeps an
 // online softmax over key blocks, so the Lq × Lk score matrix is never stored.
 //
-//   logit(i, j) = scale · (q'_i · k'_j) + Σ biases(i, j)      q' = transform_q(q), k' = transform_k(k)
-//   visible(i, j) = j < key_lengths[b]  ∧  (¬causal ∨ j ≤ i + Lk − Lq)     (SPEC §0, bottom-right)
-//   out_i = Σ_j softmax_j(logit) v_j over visible j; a row with no visible key is exactly 0.
+//   logit(i, j) = scale · (q'_i · k'_j + Σ relative scores(i, j)) + Σ biases(i, j)
+//                 q' = transform_q(q), k' = transform_k(k)
+//   visible(i, j) = j < key_lengths[b]  ∧  (¬causal ∨ j ≤ p_i)  ∧  p_i − j < window
+//                 p_i = i + Lk − Lq, the query's absolute position (SPEC §0, bottom-right)
+//   out_i = Σ_j softmax_j(logit) (v_j + Σ relative values(i, j)) over visible j; a row with no
+//           visible key is exactly 0.
+//
+// A relative term reads a table row chosen by an index function of (i, j). Its dot products are
+// computed per tile, not per (i, j): a query-side term takes the product of the query tile with
+// every table row (a small matmul) and gathers from it; a key-side term takes the products of
+// every key with every row once per call.
 //
 // Keys are processed in blocks of `key_block`. Each block yields its own max m_r, sum of
 // exponentials l_r and weighted values o_r; the running state (num, den, m) is merged with them:
@@ -28,17 +36,50 @@ struct ScoreSite {
     Halide::Expr query_position;  // absolute position of query i: i + Lk − Lq
 };
 
+using IndexFunction = std::function<Halide::Expr(const ScoreSite &)>;
+
+// A score term added to q'·k' before scaling: vectors · table(·, index(i, j), h), where the
+// vectors are the query rows (content-to-position: Shaw's a^K, Transformer-XL's BD, DeBERTa's
+// c2p) or the keys k'_j (position-to-content: DeBERTa's p2c).
+struct RelativeScore {
+    bool by_key = false;
+    // Query side: the vectors made from q (Transformer-XL's q + v); q' itself if unset.
+    std::function<Halide::Func(Halide::Func)> query_vectors;
+    Halide::Func table;  // table(d, row, h), rows [0, rows)
+    Halide::Expr rows;
+    IndexFunction index;  // a row in [0, rows)
+};
+
+// A value term: v_j + table(·, index(i, j), h) in place of v_j (Shaw's a^V).
+struct RelativeValue {
+    Halide::Func table;  // table(d, row, h), rows [0, rows)
+    Halide::Expr rows;
+    IndexFunction index;
+};
+
 // What a variant is. The plain declaration is empty.
 struct AttentionDeclaration {
     // Added to the logit after scaling, unscaled (ALiBi, T5 buckets).
-    std::vector<std::function<Halide::Expr(const ScoreSite &)>> logit_biases;
+    std::vector<IndexFunction> logit_biases;
+    std::vector<RelativeScore> relative_scores;
+    std::vector<RelativeValue> relative_values;
     // Applied to q(d, i, h, b) and k(d, j, h, b) before the dot product (RoPE); identity if unset.
     // A transformed k is computed once per call (stages.k_transformed), a transformed q per tile.
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
+// The products of one relative score term: by_row(i, row, h, b) for a query tile, or
+// by_row(row, j, h, b) for every key, made from the query rows (q_rows, or vectors(i, d, h, b)
+// when the term makes its own) or from table_by_row(row, d, h) (key side, the table transposed).
+struct RelativeStages {
+    bool by_key;
+    Halide::Func by_row, vectors, table_by_row;
+    Halide::RDom channels;
+};
+
 // The Funcs and Vars a schedule needs.
 struct AttentionStages {
+    std::vector<RelativeStages> relative;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
     Halide::Func k_transformed;  // defined when the declaration transforms k
     Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
@@ -52,7 +93,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
                                         Halide::Func q, Halide::Func k, Halide::Func v,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, Halide::Func key_lengths,
-                                        Halide::Expr scale, Halide::Expr causal) {
+                                        Halide::Expr scale, Halide::Expr causal, Halide::Expr window) {
     using namespace Halide;
     AttentionStages st;
     st.key_block = key_block;
@@ -88,9 +129,34 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     st.score(i, jj, r, h, b) += st.q_rows(i, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
 
     ScoreSite site{i, j, h, b, i + (Lk - Lq)};
-    Expr logit = st.score(i, jj, r, h, b) * scale;
+    Expr score = st.score(i, jj, r, h, b);
+    for (const RelativeScore &term : decl.relative_scores) {
+        RelativeStages rel{term.by_key, Func(term.by_key ? "key_relative" : "query_relative"),
+                           Func("relative_query_rows"), Func("relative_table_by_row"), RDom(0, D, "relative_channel")};
+        Var row("row"), key("key");
+        Expr safe_row = clamp(row, 0, term.rows - 1);  // the schedule may round rows up
+        Expr index = clamp(term.index(site), 0, term.rows - 1);
+        if (term.by_key) {
+            rel.table_by_row(row, d, h) = term.table(d, safe_row, h);
+            rel.by_row(row, key, h, b) = 0.0f;
+            rel.by_row(row, key, h, b) += rel.table_by_row(row, rel.channels, h) * kt(rel.channels, key, h / group, b);
+            score += rel.by_row(index, key_row(j), h, b);
+        } else {
+            Func vectors = st.q_rows;  // q' as (row, channel), shared with q·k
+            if (term.query_vectors) {
+                Func made = term.query_vectors(q);
+                vectors = rel.vectors;
+                vectors(i, d, h, b) = made(d, clamp(i, 0, Lq - 1), h, b);
+            }
+            rel.by_row(i, row, h, b) = 0.0f;
+            rel.by_row(i, row, h, b) += vectors(i, rel.channels, h, b) * term.table(rel.channels, safe_row, h);
+            score += rel.by_row(i, index, h, b);
+        }
+        st.relative.push_back(rel);
+    }
+    Expr logit = score * scale;
     for (const auto &bias : decl.logit_biases) logit += bias(site);
-    Expr visible = j < key_lengths(b) && (!causal || j <= site.query_position);
+    Expr visible = j < key_lengths(b) && (!causal || j <= site.query_position) && site.query_position - j < window;
     st.logit(i, jj, r, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
@@ -100,7 +166,10 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     st.prob(i, jj, r, h, b) = softmax_exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
     st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
     st.block_out(d, i, r, h, b) = 0.0f;
-    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * v(min(d, Dv - 1), key_row(r * key_block + kb), h / group, b);
+    Expr key = r * key_block + kb, value = v(min(d, Dv - 1), key_row(key), h / group, b);
+    for (const RelativeValue &term : decl.relative_values)
+        value += term.table(min(d, Dv - 1), clamp(term.index({i, key, h, b, i + (Lk - Lq)}), 0, term.rows - 1), h);
+    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max).
     Expr rb = st.blocks;

@@ -22,6 +22,7 @@ public:
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};  // [B]; keys j ≥ key_lengths[b] are masked
     Input<float> scale{"scale"};
     Input<bool> causal{"causal"};
+    Input<int32_t> window{"window"};  // a query at position p sees keys j with p − j < window
     Output<Buffer<float, 4>> out{"out"};  // [B, Hq, Lq, Dv]
     // The inputs of the variant's declaration, added by configure():
     Input<Buffer<float, 1>> *slopes = nullptr;  // alibi: [Hq]
@@ -36,6 +37,15 @@ public:
     Input<Buffer<double, 1>> *inv_freq = nullptr;
     Input<double> *attention_factor = nullptr;
     Input<int32_t> *rope_layout = nullptr;  // 0 neox, 1 gptj
+    // Relative tables (d, row, head) and their row index per query − key offset, index(i − j + Lk − 1),
+    // computed by the runtime (clip for Shaw, distance for Transformer-XL, log buckets for
+    // DeBERTa) and padded like bias_by_offset.
+    Input<Buffer<float, 3>> *rel_k = nullptr, *rel_v = nullptr;  // shaw: a^K, a^V
+    Input<Buffer<int32_t, 1>> *rel_index = nullptr;              // shaw, xl
+    Input<Buffer<float, 3>> *r = nullptr;                        // xl: r by distance
+    Input<Buffer<float, 2>> *u = nullptr, *v_bias = nullptr;     // xl: (d, h)
+    Input<Buffer<float, 3>> *c2p_table = nullptr, *p2c_table = nullptr;  // deberta: K_r, Q_r
+    Input<Buffer<int32_t, 1>> *c2p_index = nullptr, *p2c_index = nullptr;
 
     void configure() {
         if (variant == "alibi") {
@@ -49,8 +59,23 @@ public:
             inv_freq = add_input<Buffer<double, 1>>("inv_freq");
             attention_factor = add_input<double>("attention_factor");
             rope_layout = add_input<int32_t>("rope_layout");
+        } else if (variant == "shaw") {
+            rel_k = add_input<Buffer<float, 3>>("rel_k");
+            rel_v = add_input<Buffer<float, 3>>("rel_v");
+            rel_index = add_input<Buffer<int32_t, 1>>("rel_index");
+        } else if (variant == "xl") {
+            r = add_input<Buffer<float, 3>>("r");
+            u = add_input<Buffer<float, 2>>("u");
+            v_bias = add_input<Buffer<float, 2>>("v_bias");
+            rel_index = add_input<Buffer<int32_t, 1>>("rel_index");
+        } else if (variant == "deberta") {
+            c2p_table = add_input<Buffer<float, 3>>("c2p_table");
+            p2c_table = add_input<Buffer<float, 3>>("p2c_table");
+            c2p_index = add_input<Buffer<int32_t, 1>>("c2p_index");
+            p2c_index = add_input<Buffer<int32_t, 1>>("p2c_index");
         } else if (variant != "plain") {
-            throw CompileError("posattn: unknown attention variant '" + std::string(variant) + "' (known: plain, alibi, t5, rope)");
+            throw CompileError("posattn: unknown attention variant '" + std::string(variant) +
+                               "' (known: plain, alibi, t5, rope, shaw, xl, deberta)");
         }
     }
 
@@ -84,7 +109,41 @@ public:
             attention_factor->set_estimate(1.0);
             rope_layout->set_estimate(0);
         }
+        // The row of a relative table for the query − key offset of a site.
+        Expr Lk = k.dim(1).extent();
+        auto by_offset = [Lk](Input<Buffer<int32_t, 1>> *index) {
+            return [index, Lk](const ScoreSite &s) { return (*index)(s.query - s.key + Lk - 1); };
+        };
+        auto table = [](Input<Buffer<float, 3>> *t) {
+            t->set_estimates({{0, 64}, {0, 512}, {0, 8}});
+            return Func(*t);
+        };
+        if (variant == "shaw") {
+            decl.relative_scores.push_back({false, {}, table(rel_k), rel_k->dim(1).extent(), by_offset(rel_index)});
+            decl.relative_values.push_back({table(rel_v), rel_v->dim(1).extent(), by_offset(rel_index)});
+        }
+        if (variant == "xl") {  // (q + u)·k + (q + v)·r_dist
+            decl.transform_q = [this](Func x) { return add_per_head(x, *u, "q_plus_u"); };
+            decl.relative_scores.push_back({false, [this](Func x) { return add_per_head(x, *v_bias, "q_plus_v"); },
+                                            table(r), r->dim(1).extent(), by_offset(rel_index)});
+            u->set_estimates({{0, 64}, {0, 8}});
+            v_bias->set_estimates({{0, 64}, {0, 8}});
+        }
+        if (variant == "deberta") {  // c2p q_i·K_r[idx], p2c k_j·Q_r[idx]
+            decl.relative_scores.push_back({false, {}, table(c2p_table), c2p_table->dim(1).extent(), by_offset(c2p_index)});
+            decl.relative_scores.push_back({true, {}, table(p2c_table), p2c_table->dim(1).extent(), by_offset(p2c_index)});
+        }
+        for (auto *index : {rel_index, c2p_index, p2c_index})
+            if (index) index->set_estimates({{0, 4095}});
         return decl;
+    }
+
+    // x(d, row, h, b) + bias(d, h).
+    static Func add_per_head(Func x, Func bias, const std::string &name) {
+        Var d("d"), row("row"), h("h"), b("b");
+        Func sum(name);
+        sum(d, row, h, b) = x(d, row, h, b) + bias(d, h);
+        return sum;
     }
 
     void generate() {
@@ -92,7 +151,7 @@ public:
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         int key_block = attention_key_block(get_target(), schedule_params);
         stages = define_attention(declaration(), key_block, q, k, v, D, Dv, Lq, Lk, group,
-                                  key_lengths, scale, causal);
+                                  key_lengths, scale, causal, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
@@ -104,6 +163,7 @@ public:
         key_lengths.set_estimates({{0, 1}});
         scale.set_estimate(0.125f);
         causal.set_estimate(false);
+        window.set_estimate(std::numeric_limits<int32_t>::max());
         out.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
     }
 

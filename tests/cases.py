@@ -296,23 +296,25 @@ def alibi_cases():
 
 def attention_cases():
     cases = []
-    # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout)
+    # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout, window)
     configs = [
-        (2, 4, 4, 37, 37, 16, 16, False, None, None, "contiguous"),
-        (2, 4, 4, 37, 37, 16, 16, True, None, None, "contiguous"),
-        (1, 2, 2, 5, 50, 32, 32, True, None, None, "contiguous"),            # Lq < Lk, bottom-right
-        (1, 2, 2, 40, 23, 8, 8, True, None, None, "contiguous"),             # Lq > Lk: first rows fully masked
-        (2, 6, 2, 33, 70, 24, 24, False, None, None, "contiguous"),          # GQA
-        (1, 4, 1, 17, 129, 64, 64, True, None, None, "contiguous"),          # MQA
-        (3, 2, 2, 19, 300, 16, 24, False, [300, 0, 7], 0.3, "contiguous"),   # padding, empty batch, Dv != D
-        (2, 2, 1, 1, 301, 64, 64, True, [301, 200], None, "contiguous"),     # decode: one query
-        (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous"),
-        (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd"),             # [B, L, H, D] views
-        (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided"),             # inner stride 2
+        (2, 4, 4, 37, 37, 16, 16, False, None, None, "contiguous", 0),
+        (2, 4, 4, 37, 37, 16, 16, True, None, None, "contiguous", 0),
+        (1, 2, 2, 5, 50, 32, 32, True, None, None, "contiguous", 0),            # Lq < Lk, bottom-right
+        (1, 2, 2, 40, 23, 8, 8, True, None, None, "contiguous", 0),             # Lq > Lk: first rows fully masked
+        (2, 6, 2, 33, 70, 24, 24, False, None, None, "contiguous", 0),          # GQA
+        (1, 4, 1, 17, 129, 64, 64, True, None, None, "contiguous", 0),          # MQA
+        (3, 2, 2, 19, 300, 16, 24, False, [300, 0, 7], 0.3, "contiguous", 0),   # padding, empty batch, Dv != D
+        (2, 2, 1, 1, 301, 64, 64, True, [301, 200], None, "contiguous", 0),     # decode: one query
+        (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous", 0),
+        (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd", 0),             # [B, L, H, D] views
+        (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2
+        (2, 4, 2, 45, 300, 32, 32, True, [300, 170], None, "contiguous", 64),  # sliding window, GQA, padding
+        (1, 2, 2, 37, 37, 16, 16, False, None, None, "contiguous", 5),          # window without causal
     ]
-    for B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout in configs:
+    for B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout, window in configs:
         def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, causal=causal, lengths=lengths,
-                scale=scale, layout=layout):
+                scale=scale, layout=layout, window=window):
             def make(shape):
                 a = rng.standard_normal(shape).astype(np.float32)
                 if layout == "blhd":  # the layout projections produce, seen as [B, H, L, D]
@@ -324,12 +326,13 @@ def attention_cases():
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v)
             out = poisoned((B, Hq, Lq, Dv))
-            posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, out=out,
+            posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, window=window, out=out,
                               schedule=schedule)
-            expected = reference.attention(q, k, v, scale, causal, key_lengths)
+            expected = reference.attention(q, k, v, scale, causal, key_lengths, window=window)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
         name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-Dv{Dv}{'-causal' if causal else ''}"
-                f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}{f'-scale{scale}' if scale else ''}-{layout}")
+                f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}{f'-scale{scale}' if scale else ''}-{layout}"
+                f"{f'-window{window}' if window else ''}")
         cases.append(Case("posattn_attn_plain_f32", name, run))
     return cases
 
@@ -429,7 +432,134 @@ def rope_attention_cases():
     return cases
 
 
+def _lengths_name(lengths):
+    return "-lengths" + "_".join(map(str, lengths)) if lengths else ""
+
+
+def shaw_attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq, Lk, D, Dv, K, per-head tables, causal, key lengths, window)
+    configs = [
+        (2, 4, 4, 37, 37, 16, 16, 4, False, False, None, 0),
+        (1, 6, 2, 9, 70, 32, 24, 16, True, True, [70], 0),        # GQA, Lq < Lk, per-head tables, Dv != D
+        (2, 3, 3, 33, 300, 24, 24, 64, False, True, [300, 41], 0),  # padding, K spanning several key blocks
+        (1, 2, 1, 1, 301, 64, 64, 128, True, True, None, 0),      # decode
+        (1, 4, 4, 50, 50, 16, 16, 2, False, False, None, 9),      # sliding window
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, Dv, K, per_head, causal, lengths, window in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, K=K, per_head=per_head, causal=causal,
+                lengths=lengths, window=window):
+            q, k, _ = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
+            v = rng.standard_normal((B, Hkv, Lk, Dv)).astype(np.float32)
+            lead = (Hq,) if per_head else ()
+            rel_k = rng.standard_normal(lead + (2 * K + 1, D)).astype(np.float32)
+            rel_v = rng.standard_normal(lead + (2 * K + 1, Dv)).astype(np.float32)
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v, rel_k, rel_v)
+            out = poisoned((B, Hq, Lq, Dv))
+            posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, window=window,
+                              shaw={"rel_k": rel_k, "rel_v": rel_v}, out=out, schedule=schedule)
+            expected = reference.shaw_attention(q, k, v, rel_k, rel_v, causal=causal, key_lengths=key_lengths,
+                                                window=window)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-Dv{Dv}-K{K}-{'per_head' if per_head else 'shared'}"
+                f"{'-causal' if causal else ''}{_lengths_name(lengths)}{f'-window{window}' if window else ''}")
+        cases.append(Case("posattn_attn_shaw_f32", name, run))
+    return cases
+
+
+def transformer_xl_attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq (segment), Lk (memory + segment), D, per-head r, clamp_len, same_length, key lengths)
+    configs = [
+        (2, 4, 4, 37, 37, 16, False, 0, 0, None),        # no memory
+        (1, 6, 2, 33, 100, 32, True, 0, 0, None),        # memory of 67, GQA, per-head r
+        (2, 3, 3, 29, 290, 24, False, 40, 0, None),      # clamp_len
+        (1, 4, 4, 45, 80, 16, True, 0, 50, [80]),        # same_length (mem_len 50)
+        (2, 2, 1, 1, 301, 64, False, 0, 0, [301, 150]),  # decode with memory, padding
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, per_head, clamp_len, same_length, lengths in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, per_head=per_head, clamp_len=clamp_len,
+                same_length=same_length, lengths=lengths):
+            q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
+            r = rng.standard_normal(((Hq,) if per_head else ()) + (Lk, D)).astype(np.float32)
+            u, v_bias = (rng.standard_normal((Hq, D)).astype(np.float32) for _ in range(2))
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v, r, u, v_bias)
+            out = poisoned((B, Hq, Lq, D))
+            posattn.attention(q, k, v, causal=True, key_lengths=key_lengths, out=out, schedule=schedule,
+                              transformer_xl={"r": r, "u": u, "v_bias": v_bias, "clamp_len": clamp_len,
+                                              "same_length": same_length})
+            expected = reference.transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len, same_length,
+                                                          key_lengths=key_lengths)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-{'per_head' if per_head else 'shared'}"
+                f"{f'-clamp{clamp_len}' if clamp_len else ''}{f'-same_length{same_length}' if same_length else ''}"
+                f"{_lengths_name(lengths)}")
+        cases.append(Case("posattn_attn_xl_f32", name, run))
+    return cases
+
+
+def deberta_attention_cases():
+    cases = []
+    # (B, Hq, Hkv, Lq, Lk, D, terms, position buckets, max relative positions, p2c index, causal, key lengths)
+    configs = [
+        (2, 4, 4, 37, 37, 16, "c2p+p2c", -1, 24, "code", False, None),
+        (1, 6, 2, 33, 70, 32, "c2p+p2c", 16, 64, "code", False, [70]),   # log buckets, GQA, Lq < Lk
+        (2, 3, 3, 45, 45, 24, "c2p", 8, 40, "code", False, [45, 20]),   # one term, padding
+        (1, 2, 2, 29, 29, 16, "p2c", -1, 12, "paper", True, None),      # the paper's p2c index, causal
+        (1, 4, 4, 300, 300, 64, "c2p+p2c", 256, 512, "paper", False, None),  # v3's 256 buckets
+    ]
+    for B, Hq, Hkv, Lq, Lk, D, terms, buckets, max_rel, p2c_index, causal, lengths in configs:
+        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, terms=terms, buckets=buckets, max_rel=max_rel,
+                p2c_index=p2c_index, causal=causal, lengths=lengths):
+            q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
+            span = buckets if buckets > 0 else max_rel
+            hidden = 40
+            emb = rng.standard_normal((2 * span + 3, hidden)).astype(np.float32)
+            weights = {}
+            for term, w, b in (("c2p", "w_key", "b_key"), ("p2c", "w_query", "b_query")):
+                if term in terms:
+                    weights[w] = (rng.standard_normal((Hq * D, hidden)) / np.sqrt(hidden)).astype(np.float32)
+                    weights[b] = rng.standard_normal(Hq * D).astype(np.float32)
+            key_lengths = None if lengths is None else np.array(lengths, np.int32)
+            before, after = _untouched(q, k, v, emb, *weights.values())
+            out = poisoned((B, Hq, Lq, D))
+            options = dict(position_buckets=buckets, max_relative_positions=max_rel, p2c_index=p2c_index, **weights)
+            posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, out=out, schedule=schedule,
+                              deberta=dict(rel_embeddings=emb, **options))
+            expected = reference.deberta_attention(q, k, v, emb, causal=causal, key_lengths=key_lengths, **options)
+            return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+        name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-{terms}-buckets{buckets}-max{max_rel}-{p2c_index}"
+                f"{'-causal' if causal else ''}{_lengths_name(lengths)}")
+        cases.append(Case("posattn_attn_deberta_f32", name, run))
+    return cases
+
+
+def linear_cases():
+    cases = []
+    # (N, E, O, bias, layout)
+    for N, E, O, bias, layout in [(37, 40, 48, True, "contiguous"), (300, 129, 77, False, "contiguous"),
+                                  (5, 16, 33, True, "strided"), (1, 1, 1, True, "contiguous")]:
+        def run(rng, schedule, N=N, E=E, O=O, bias=bias, layout=layout):
+            x = rng.standard_normal((N, E)).astype(np.float32)
+            w = rng.standard_normal((O, E)).astype(np.float32)
+            b = rng.standard_normal(O).astype(np.float32) if bias else None
+            if layout == "strided":
+                x, w = _strided(x, rng), _strided(w, rng)
+            before, after = _untouched(x, w, *([b] if bias else []))
+            out = poisoned((N, O))
+            posattn.linear(x, w, b, out=out, schedule=schedule)
+            expected = x.astype(np.float64) @ w.astype(np.float64).T + (0 if b is None else b)
+            # E float32 products summed in float32: a few ulp of Σ|x·w| (≤ ~√E·3 here).
+            return out, expected, 1e-5 * np.sqrt(E), 1e-5, before, after
+        cases.append(Case("posattn_linear_f32", f"N{N}-E{E}-O{O}{'-bias' if bias else ''}-{layout}", run))
+    return cases
+
+
 def all_cases():
     return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
-            + attention_cases() + alibi_attention_cases() + t5_attention_cases() + rope_attention_cases())
+            + linear_cases() + attention_cases() + alibi_attention_cases() + t5_attention_cases()
+            + rope_attention_cases() + shaw_attention_cases() + transformer_xl_attention_cases()
+            + deberta_attention_cases())

@@ -1,6 +1,6 @@
 """Every kernel case on every backend present, against float64.
 
-The autoscheduler builds ("adams2019") are benchmark baselines: Halide's autoschedulers assume
+The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against
 the hand-scheduled kernel), not here."""
 import numpy as np
@@ -32,7 +32,7 @@ def test_every_manifest_kernel_is_compiled_and_has_cases():
     assert sorted({c.function for c in CASES}) == sorted(functions)
     for function in functions:
         schedules = {s for f, _, s in COMPILED if f == function}
-        assert {"hand", "adams2019"} <= schedules, (function, schedules)
+        assert "hand" in schedules and len(schedules) >= 2, (function, schedules)  # hand + a baseline
 
 
 def test_case_names_are_unique():

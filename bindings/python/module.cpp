@@ -185,6 +185,70 @@ posattn::RopeAttention rope_attention(const py::dict &dict) {
     return r;
 }
 
+// attention(shaw={...}, transformer_xl={...}, deberta={...}): each dict's keys are the fields
+// of the C++ struct of the same name; `set(name, value)` takes one or reports it unknown.
+template <typename Struct, typename Set>
+Struct attention_dict(const char *argument, const py::dict &dict, Set set) {
+    Struct s;
+    for (auto [key, value] : dict) {
+        std::string name = py::str(key);
+        if (!set(s, name, py::reinterpret_borrow<py::object>(value)))
+            invalid("attention", std::string("argument '") + argument + "' has an unknown key '" + name + "'");
+    }
+    return s;
+}
+
+// A required array entry of such a dict.
+Tensor dict_array(const py::dict &dict, const char *argument, const char *key) {
+    if (!dict.contains(key) || dict[key].is_none())
+        invalid("attention", std::string("argument '") + argument + "' has no '" + key + "'; expected an array");
+    return view("attention", dict[key].cast<py::array>(), key);
+}
+
+posattn::ShawAttention shaw_attention(const py::dict &dict) {
+    posattn::ShawAttention shaw{dict_array(dict, "shaw", "rel_k"), dict_array(dict, "shaw", "rel_v")};
+    attention_dict<int>("shaw", dict, [](int &, const std::string &name, py::object) { return name == "rel_k" || name == "rel_v"; });
+    return shaw;
+}
+
+posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
+    const char *arg = "transformer_xl";
+    auto xl = attention_dict<posattn::TransformerXLAttention>(arg, dict, [](auto &x, const std::string &name, py::object value) {
+        if (name == "clamp_len") x.clamp_len = value.cast<int64_t>();
+        else if (name == "same_length") x.same_length = value.cast<int64_t>();
+        else return name == "r" || name == "u" || name == "v_bias";
+        return true;
+    });
+    xl.r = dict_array(dict, arg, "r");
+    xl.u = dict_array(dict, arg, "u");
+    xl.v_bias = dict_array(dict, arg, "v_bias");
+    return xl;
+}
+
+posattn::DebertaAttention deberta_attention(const py::dict &dict) {
+    auto de = attention_dict<posattn::DebertaAttention>("deberta", dict, [](auto &d, const std::string &name, py::object value) {
+        auto array = [&](std::optional<Tensor> &field) {
+            if (!value.is_none()) field = view("attention", value.cast<py::array>(), name.c_str());
+        };
+        if (name == "rel_embeddings") return true;
+        else if (name == "w_key") array(d.w_key);
+        else if (name == "b_key") array(d.b_key);
+        else if (name == "w_query") array(d.w_query);
+        else if (name == "b_query") array(d.b_query);
+        else if (name == "position_buckets") d.position_buckets = value.cast<int64_t>();
+        else if (name == "max_relative_positions") d.max_relative_positions = value.cast<int64_t>();
+        else if (name == "p2c_index") {
+            std::string index = value.cast<std::string>();
+            if (index != "code" && index != "paper")
+                invalid("attention", "argument 'deberta' has p2c_index '" + index + "'; expected 'code' or 'paper'");
+            d.p2c_index = index == "paper" ? posattn::DebertaP2cIndex::paper : posattn::DebertaP2cIndex::code;
+        } else return false;
+        return true;
+    });
+    de.rel_embeddings = dict_array(dict, "deberta", "rel_embeddings");
+    return de;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_posattn, m) {
@@ -423,7 +487,9 @@ PYBIND11_MODULE(_posattn, m) {
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
              std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
-             std::optional<py::dict> rope, std::optional<py::array> out, std::string schedule) {
+             std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
+             std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, std::optional<py::array> out,
+             std::string schedule) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
               py::array result = output("attention", out, shape);
@@ -438,6 +504,10 @@ PYBIND11_MODULE(_posattn, m) {
                   options.t5 = posattn::T5Attention{view("attention", *t5_table, "t5_table"), t5_bidirectional,
                                                     t5_max_distance};
               if (rope) options.rope = rope_attention(*rope);
+              options.window = window;
+              if (shaw) options.shaw = shaw_attention(*shaw);
+              if (transformer_xl) options.transformer_xl = transformer_xl_attention(*transformer_xl);
+              if (deberta) options.deberta = deberta_attention(*deberta);
               Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
                      o = view("attention", result, "out", true);
               py::gil_scoped_release release;
@@ -447,8 +517,35 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
           py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
           py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
-          py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("out") = py::none(),
+          py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
+          py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),
+          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+
+    m.def("linear",
+          [](py::array x, py::array weight, std::optional<py::array> bias, std::optional<py::array> out, std::string schedule) {
+              std::vector<py::ssize_t> shape{x.ndim() == 2 ? x.shape(0) : 0, weight.ndim() == 2 ? weight.shape(0) : 0};
+              py::array result = output("linear", out, shape);
+              Tensor xv = view("linear", x, "x"), wv = view("linear", weight, "weight"), o = view("linear", result, "out", true);
+              std::optional<Tensor> bv;
+              if (bias) bv = view("linear", *bias, "bias");
+              py::gil_scoped_release release;
+              posattn::linear(xv, wv, bv, o, {schedule});
+              return result;
+          },
+          py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::kw_only(), py::arg("out") = py::none(),
           py::arg("schedule") = "hand");
+
+    m.def("deberta_bucket",
+          [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> delta, int64_t position_buckets,
+             int64_t max_relative_positions) {
+              py::array_t<int64_t> result(delta.request().shape);
+              const int64_t *src = delta.data();
+              int64_t *dst = result.mutable_data();
+              for (py::ssize_t e = 0; e < delta.size(); e++)
+                  dst[e] = posattn::deberta_bucket(src[e], position_buckets, max_relative_positions);
+              return result;
+          },
+          py::arg("delta"), py::arg("position_buckets"), py::arg("max_relative_positions") = -1);
 
     m.def("t5_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> rel, bool bidirectional,

@@ -1,6 +1,8 @@
 // Fused attention: validate → select → call. Nothing is written before validation passes.
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <functional>
 
 #include "internal.h"
 
@@ -30,6 +32,291 @@ int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t num_buckets, int64_t 
     return bucket + std::min(max_exact + int64_t(scaled), num_buckets - 1);
 }
 
+int64_t deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions) {
+    if (position_buckets <= 0) return delta;
+    int64_t mid = position_buckets / 2, max_position = max_relative_positions < 1 ? 512 : max_relative_positions;
+    if (mid < 1 || max_position - 1 <= mid || delta == INT64_MIN)
+        Checker("deberta_bucket").fail("arguments position_buckets = " + std::to_string(position_buckets) +
+                                       ", max_relative_positions = " + std::to_string(max_position) +
+                                       "; expected position_buckets >= 2 and max_relative_positions - 1 > position_buckets/2");
+    int64_t magnitude = delta < 0 ? -delta : delta;
+    if (magnitude <= mid) return delta;
+    // float32 throughout, as HF: ceil(log(|δ| / mid) / log((max_position − 1) / mid) · (mid − 1)) + mid.
+    float ratio = float(magnitude) / float(mid);
+    float span = std::log(float(double(max_position - 1) / double(mid)));
+    int64_t bucket = int64_t(std::ceil(std::log(ratio) / span * float(mid - 1))) + mid;
+    return delta < 0 ? -bucket : bucket;
+}
+
+namespace {
+
+// The query tile and key block of every schedule are at most this; the per-offset tables below
+// are padded by it (the kernel checks its reads against their bounds).
+constexpr int64_t kOffsetPadding = 4096;
+
+// A per-offset table as attention kernels read it: entry δ + Lk − 1 for every query − key offset
+// δ = i − j of rows i ∈ [0, Lq) and keys j ∈ [0, Lk), from −kOffsetPadding, with padding on both
+// sides for the rows and keys that tiles compute past Lq and Lk and never use. Consecutive query
+// rows read consecutive entries, so the kernel loads them as dense vectors.
+template <typename T>
+struct ByOffset {
+    int64_t Lq, Lk;
+    std::vector<T> values;
+    int64_t size() const { return Lq + Lk - 1 + 2 * kOffsetPadding; }
+    template <typename Fn>
+    void for_each(Fn fn) const {
+        for (int64_t delta = -(Lk - 1); delta <= Lq - 1; delta++) fn(delta, size_t(delta + Lk - 1 + kOffsetPadding));
+    }
+};
+
+// The table rows of every offset, rebased to the rows used: [first, first + count).
+struct RowsByOffset : ByOffset<int32_t> {
+    int64_t first = 0, count = 1;
+};
+template <typename RowOf>
+RowsByOffset rows_by_offset(int64_t Lq, int64_t Lk, RowOf row_of) {
+    RowsByOffset rows{{Lq, Lk, {}}};
+    std::vector<int64_t> row(size_t(rows.size()), INT64_MIN);
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    rows.for_each([&](int64_t delta, size_t at) {
+        row[at] = row_of(delta);
+        lo = std::min(lo, row[at]);
+        hi = std::max(hi, row[at]);
+    });
+    if (lo <= hi) rows.first = lo, rows.count = hi - lo + 1;
+    rows.values.assign(row.size(), 0);
+    rows.for_each([&](int64_t, size_t at) { rows.values[at] = int32_t(row[at] - rows.first); });
+    return rows;
+}
+
+// A relative table [R, C] shared by every head or [Hq, R, C] (finite float32): its row count.
+int64_t table_rows(const Checker &check, const Tensor &t, const char *name, int64_t Hq, int64_t C, const char *C_what) {
+    check.tensor(t, name, DType::float32, {2, 3});
+    size_t rank = t.shape.size();
+    if (rank == 3) check.dim(t, name, 0, Hq, "Hq, q's dimension 1");
+    check.dim(t, name, rank - 1, C, C_what);
+    check.finite_values(t, name);
+    return t.shape[rank - 2];
+}
+// Its rows [first, first + count) as the kernel's [Hq, count, C] (a zero head stride when shared).
+Tensor head_rows(const Tensor &t, int64_t Hq, int64_t first, int64_t count) {
+    bool shared = t.shape.size() == 2;
+    int64_t row_stride = t.stride(shared ? 0 : 1), channel_stride = t.stride(shared ? 1 : 2);
+    return Tensor{static_cast<float *>(t.data) + first * row_stride, DType::float32, {Hq, count, t.shape.back()},
+                  {shared ? 0 : t.stride(0), row_stride, channel_stride}};
+}
+
+// What an encoding adds to one attention call: the kernel, its arguments, and the data they view.
+struct EncodingArgs {
+    std::string function = "posattn_attn_plain_f32";
+    double default_scale = 0;  // 0: 1/sqrt(D)
+    int64_t window = INT64_MAX;
+    std::deque<std::vector<float>> floats;
+    std::deque<std::vector<int32_t>> ints;
+    std::deque<std::vector<double>> doubles;
+    std::deque<HalideView> views;
+    std::vector<std::function<void(KernelCall &)>> bind;
+
+    void tensor(const char *name, const Tensor &t) { bind_view(name, views.emplace_back(t, false)); }
+    // A per-offset table ([rows, offsets] when rows > 1), viewed from −kOffsetPadding.
+    template <typename T>
+    void by_offset(const char *name, ByOffset<T> &&table, int64_t rows = 1) {
+        std::vector<T> &data = owned<T>().emplace_back(std::move(table.values));
+        std::vector<int64_t> shape{table.size()};
+        if (rows > 1) shape.insert(shape.begin(), rows);
+        HalideView &v = views.emplace_back(Tensor{data.data(), std::is_same_v<T, float> ? DType::float32 : DType::int32, shape, {}}, false);
+        v.buffer()->dim[0].min = int32_t(-kOffsetPadding);
+        bind_view(name, v);
+    }
+    template <typename T>
+    void scalar(const char *name, T value) {
+        bind.push_back([name, value](KernelCall &k) { k.arg(name, value); });
+    }
+
+private:
+    void bind_view(const char *name, HalideView &v) {
+        bind.push_back([name, &v](KernelCall &k) { k.arg(name, v); });
+    }
+    template <typename T>
+    std::deque<std::vector<T>> &owned() {
+        if constexpr (std::is_same_v<T, float>) return floats; else return ints;
+    }
+};
+
+struct Shape {
+    int64_t B, Hq, Lq, D, Hkv, Lk, Dv;
+};
+
+void alibi_args(const Checker &check, const AlibiAttention &alibi, const Shape &s, EncodingArgs &args) {
+    std::vector<float> &slopes = args.floats.emplace_back();
+    for (double m : check.real_vector(alibi.slopes, "alibi_slopes", s.Hq, "Hq, q's dimension 1")) slopes.push_back(float(m));
+    args.function = "posattn_attn_alibi_f32";
+    args.tensor("slopes", Tensor{slopes.data(), DType::float32, {s.Hq}, {}});
+    args.scalar("alibi_form", int32_t(alibi.form));
+}
+
+// T5: the bias table[bucket(key − query), h] of every offset and head, bias_by_offset(δ, h).
+void t5_args(const Checker &check, const T5Attention &t5, const Shape &s, EncodingArgs &args) {
+    const Tensor &table = t5.table;
+    check.tensor(table, "t5_table", DType::float32, {2});
+    check.dim(table, "t5_table", 1, s.Hq, "Hq, q's dimension 1");
+    int64_t buckets = table.shape[0], max_exact = (t5.bidirectional ? buckets / 2 : buckets) / 2;
+    if (max_exact < 1)
+        check.fail("argument 't5_table' has " + std::to_string(buckets) + " buckets; expected at least " +
+                   (t5.bidirectional ? "4 (bidirectional)" : "2"));
+    if (t5.max_distance <= max_exact)
+        check.fail("argument 't5_max_distance' is " + std::to_string(t5.max_distance) + "; expected more than " +
+                   std::to_string(max_exact) + " (half the buckets of one direction)");
+    check.finite_values(table, "t5_table");
+    RowsByOffset bucket = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
+        return t5_bucket(-delta - (s.Lk - s.Lq), t5.bidirectional, buckets, t5.max_distance);  // rel = j − p_i
+    });
+    ByOffset<float> bias{s.Lq, s.Lk, std::vector<float>(size_t(bucket.size() * s.Hq))};
+    const float *values = static_cast<const float *>(table.data);
+    for (int64_t h = 0; h < s.Hq; h++)
+        for (int64_t o = 0; o < bucket.size(); o++)
+            bias.values[size_t(h * bucket.size() + o)] =
+                values[(bucket.first + bucket.values[size_t(o)]) * table.stride(0) + h * table.stride(1)];
+    args.function = "posattn_attn_t5_f32";
+    args.default_scale = 1.0;
+    args.by_offset("bias_by_offset", std::move(bias), s.Hq);
+}
+
+// RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1, queries the last Lq of them) and the
+// frequencies of the rotated channels.
+void rope_args(const Checker &check, const RopeAttention &rope, const Shape &s, EncodingArgs &args) {
+    if (s.Lk > INT32_MAX) check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^31-1 for default positions");
+    std::vector<int32_t> &defaults = args.ints.emplace_back();
+    for (int64_t j = 0; j < s.Lk; j++) defaults.push_back(int32_t(j));
+    auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first, const char *L_what) {
+        return given ? check.positions(*given, name, s.B, L, L_what, "B, q's dimension 0")
+                     : Tensor{defaults.data() + first, DType::int32, {s.B, L}, {0, 1}};
+    };
+    Tensor q_positions = positions(rope.q_positions, "q_positions", s.Lq, std::max<int64_t>(s.Lk - s.Lq, 0), "Lq, q's dimension 2");
+    Tensor k_positions = positions(rope.k_positions, "k_positions", s.Lk, 0, "Lk, k's dimension 2");
+    if (!rope.q_positions && s.Lq > s.Lk)
+        check.fail("argument 'q' has Lq = " + std::to_string(s.Lq) + " > Lk = " + std::to_string(s.Lk) +
+                   "; expected explicit q_positions then (the default puts queries at the last Lq key positions)");
+    int64_t seq_len = rope.seq_len ? rope.seq_len : detail::max_position_plus_one(k_positions);
+    int64_t r = rope.rotary_dim ? rope.rotary_dim : s.D;
+    if (r > s.D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(s.D));
+    RopeFrequencies f = rope_frequencies(r, rope.base, rope.scaling, seq_len);
+    std::vector<double> &inv_freq = args.doubles.emplace_back(f.inv_freq);
+    args.function = "posattn_attn_rope_f32";
+    args.tensor("q_positions", q_positions);
+    args.tensor("k_positions", k_positions);
+    args.tensor("inv_freq", Tensor{inv_freq.data(), DType::float64, {int64_t(inv_freq.size())}, {}});
+    args.scalar("attention_factor", f.attention_factor);
+    args.scalar("rope_layout", int32_t(rope.layout));
+}
+
+// Shaw: one clipped index j − p_i ∈ [−K, K] for both tables.
+void shaw_args(const Checker &check, const ShawAttention &shaw, const Shape &s, EncodingArgs &args) {
+    int64_t rows = table_rows(check, shaw.rel_k, "rel_k", s.Hq, s.D, "D, q's dimension 3");
+    int64_t value_rows = table_rows(check, shaw.rel_v, "rel_v", s.Hq, s.Dv, "Dv, v's dimension 3");
+    if (rows % 2 == 0 || value_rows != rows)
+        check.fail("arguments 'rel_k' and 'rel_v' have " + std::to_string(rows) + " and " + std::to_string(value_rows) +
+                   " rows; expected the same odd count 2K+1 (distances −K … K)");
+    int64_t K = rows / 2;
+    RowsByOffset index = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
+        return std::clamp(-delta - (s.Lk - s.Lq), -K, K) + K;
+    });
+    args.function = "posattn_attn_shaw_f32";
+    args.tensor("rel_k", head_rows(shaw.rel_k, s.Hq, index.first, index.count));
+    args.tensor("rel_v", head_rows(shaw.rel_v, s.Hq, index.first, index.count));
+    args.by_offset("rel_index", std::move(index));
+}
+
+// Transformer-XL: the distance p_i − j, clamped to clamp_len; same_length is a sliding window.
+void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl, const Shape &s, bool causal,
+                         const std::vector<int32_t> &key_lengths, EncodingArgs &args) {
+    int64_t rows = table_rows(check, xl.r, "r", s.Hq, s.D, "D, q's dimension 3");
+    for (auto [bias, name] : {std::pair{&xl.u, "u"}, {&xl.v_bias, "v_bias"}}) {
+        check.tensor(*bias, name, DType::float32, {2});
+        check.dim(*bias, name, 0, s.Hq, "Hq, q's dimension 1");
+        check.dim(*bias, name, 1, s.D, "D, q's dimension 3");
+        check.finite_values(*bias, name);
+    }
+    if (xl.clamp_len < 0) check.fail("argument 'clamp_len' is " + std::to_string(xl.clamp_len) + "; expected >= 0 (0: no clamp)");
+    if (xl.same_length < 0) check.fail("argument 'same_length' is " + std::to_string(xl.same_length) + "; expected >= 0 (0: off)");
+    if (xl.same_length > 0) args.window = xl.same_length;
+    if (!causal)  // the earliest query, at position Lk − Lq, must not see a later key
+        for (size_t b = 0; b < key_lengths.size(); b++)
+            if (s.Lq > 0 && key_lengths[b] - 1 > s.Lk - s.Lq)
+                check.fail("argument 'causal' is false and key " + std::to_string(key_lengths[b] - 1) + " of batch " +
+                           std::to_string(b) + " is visible to query 0 at position " + std::to_string(s.Lk - s.Lq) +
+                           "; expected no visible key at a negative distance (causal = true, or key_lengths)");
+    int64_t farthest = std::min(s.Lk - 1, args.window - 1);
+    if (xl.clamp_len > 0) farthest = std::min(farthest, xl.clamp_len);
+    if (rows <= farthest)
+        check.fail("argument 'r' has " + std::to_string(rows) + " rows; expected at least " + std::to_string(farthest + 1) +
+                   " (distances 0 … min(Lk − 1, clamp_len))");
+    int64_t last = xl.clamp_len > 0 ? std::min(xl.clamp_len, rows - 1) : rows - 1;
+    RowsByOffset index = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
+        return std::clamp(delta + s.Lk - s.Lq, int64_t(0), last);  // masked offsets read any valid row
+    });
+    args.function = "posattn_attn_xl_f32";
+    args.tensor("r", head_rows(xl.r, s.Hq, index.first, index.count));
+    args.tensor("u", xl.u);
+    args.tensor("v_bias", xl.v_bias);
+    args.by_offset("rel_index", std::move(index));
+}
+
+// DeBERTa: both terms' tables projected from the relative embeddings rows they use; a term that
+// is off reads one zero row.
+void deberta_args(const Checker &check, const DebertaAttention &de, const Shape &s, const CallOptions &call,
+                  EncodingArgs &args) {
+    const Tensor &emb = de.rel_embeddings;
+    check.tensor(emb, "rel_embeddings", DType::float32, {2});
+    check.finite_values(emb, "rel_embeddings");
+    int64_t max_rel = de.max_relative_positions < 1 ? 512 : de.max_relative_positions;
+    int64_t span = de.position_buckets > 0 ? de.position_buckets : max_rel;
+    if (emb.shape[0] < 2 * span)
+        check.fail("argument 'rel_embeddings' has " + std::to_string(emb.shape[0]) + " rows; expected at least 2·span = " +
+                   std::to_string(2 * span) + " (span: position_buckets, else max_relative_positions)");
+    if (de.position_buckets > 0) deberta_bucket(0, de.position_buckets, max_rel);  // checks the bucket parameters
+    int64_t hidden = emb.shape[1], HD = s.Hq * s.D;
+    int terms = 0;
+    auto term = [&](const std::optional<Tensor> &w, const std::optional<Tensor> &bias, const char *w_name,
+                    const char *b_name, bool paper_index, const char *table_name, const char *index_name) {
+        RowsByOffset index = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
+            int64_t bucket = deberta_bucket(paper_index ? -delta : delta, de.position_buckets, max_rel);
+            return std::clamp(bucket + span, int64_t(0), 2 * span - 1);
+        });
+        std::vector<float> &table = args.floats.emplace_back();
+        if (!w) {
+            index = RowsByOffset{{s.Lq, s.Lk, std::vector<int32_t>(size_t(index.size()), 0)}};
+            table.assign(size_t(s.D), 0.0f);
+            args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, 1, s.D}, {0, 0, 1}});
+        } else {
+            check.tensor(*w, w_name, DType::float32, {2});
+            check.dim(*w, w_name, 0, HD, "Hq·D = " + std::to_string(HD));
+            check.dim(*w, w_name, 1, hidden, "hidden, rel_embeddings' dimension 1");
+            check.finite_values(*w, w_name);
+            if (bias) {
+                check.tensor(*bias, b_name, DType::float32, {1});
+                check.dim(*bias, b_name, 0, HD, "Hq·D = " + std::to_string(HD));
+                check.finite_values(*bias, b_name);
+            }
+            table.resize(size_t(index.count * HD));
+            int64_t row_stride = emb.stride(0);
+            Tensor rows{static_cast<float *>(emb.data) + index.first * row_stride, DType::float32, {index.count, hidden}, {row_stride, emb.stride(1)}};
+            linear(rows, *w, bias, Tensor{table.data(), DType::float32, {index.count, HD}, {}}, call);
+            args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, index.count, s.D}, {s.D, HD, 1}});
+            terms++;
+        }
+        args.by_offset(index_name, std::move(index));
+    };
+    term(de.w_key, de.b_key, "w_key", "b_key", false, "c2p_table", "c2p_index");
+    term(de.w_query, de.b_query, "w_query", "b_query", de.p2c_index == DebertaP2cIndex::paper, "p2c_table", "p2c_index");
+    for (auto [bias, w, name] : {std::tuple{&de.b_key, &de.w_key, "b_key"}, {&de.b_query, &de.w_query, "b_query"}})
+        if (*bias && !*w) check.fail(std::string("argument '") + name + "' is given without its weight; expected both or neither");
+    args.function = "posattn_attn_deberta_f32";
+    args.default_scale = 1.0 / std::sqrt(double(s.D) * double(1 + terms));
+}
+
+}  // namespace
+
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
                const CallOptions &call) {
     Checker check("attention");
@@ -37,120 +324,69 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     check.tensor(k, "k", DType::float32, {4});
     check.tensor(v, "v", DType::float32, {4});
     check.tensor(out, "out", DType::float32, {4});
-    int64_t B = q.shape[0], Hq = q.shape[1], Lq = q.shape[2], D = q.shape[3];
-    int64_t Hkv = k.shape[1], Lk = k.shape[2], Dv = v.shape[3];
-    check.dim(k, "k", 0, B, "B, q's dimension 0");
-    check.dim(k, "k", 3, D, "D, q's dimension 3");
-    check.dim(v, "v", 0, B, "B, q's dimension 0");
-    check.dim(v, "v", 1, Hkv, "Hkv, k's dimension 1");
-    check.dim(v, "v", 2, Lk, "Lk, k's dimension 2");
-    if (Hkv == 0 ? Hq != 0 : Hq % Hkv != 0)
-        check.fail("q has " + std::to_string(Hq) + " heads and k has " + std::to_string(Hkv) +
+    Shape s{q.shape[0], q.shape[1], q.shape[2], q.shape[3], k.shape[1], k.shape[2], v.shape[3]};
+    check.dim(k, "k", 0, s.B, "B, q's dimension 0");
+    check.dim(k, "k", 3, s.D, "D, q's dimension 3");
+    check.dim(v, "v", 0, s.B, "B, q's dimension 0");
+    check.dim(v, "v", 1, s.Hkv, "Hkv, k's dimension 1");
+    check.dim(v, "v", 2, s.Lk, "Lk, k's dimension 2");
+    if (s.Hkv == 0 ? s.Hq != 0 : s.Hq % s.Hkv != 0)
+        check.fail("q has " + std::to_string(s.Hq) + " heads and k has " + std::to_string(s.Hkv) +
                    "; expected q's heads (dimension 1) to be a multiple of k's (GQA/MQA)");
-    for (auto [axis, extent, what] : {std::tuple{0, B, "B"}, {1, Hq, "Hq"}, {2, Lq, "Lq"}, {3, Dv, "Dv, v's dimension 3"}})
+    for (auto [axis, extent, what] : {std::tuple{0, s.B, "B"}, {1, s.Hq, "Hq"}, {2, s.Lq, "Lq"}, {3, s.Dv, "Dv, v's dimension 3"}})
         check.dim(out, "out", size_t(axis), extent, what);
     check.output(out, "out");
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.disjoint(out, "out", *input, name);
-    if (D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
-    double scale = o.scale.value_or(o.t5 ? 1.0 : 1.0 / std::sqrt(double(D)));
-    check.finite(scale, "scale");
+    if (s.D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
+    if (o.window < 0) check.fail("argument 'window' is " + std::to_string(o.window) + "; expected >= 0 (0: no window)");
     // Key lengths as the kernel takes them: contiguous, Lk where not given.
-    std::vector<int32_t> lengths(static_cast<size_t>(B), static_cast<int32_t>(Lk));
+    std::vector<int32_t> lengths(static_cast<size_t>(s.B), static_cast<int32_t>(s.Lk));
     if (o.key_lengths) {
         const Tensor &given = *o.key_lengths;
         check.tensor(given, "key_lengths", DType::int32, {1});
-        check.dim(given, "key_lengths", 0, B, "B, q's dimension 0");
-        for (int64_t b = 0; b < B; b++) {
+        check.dim(given, "key_lengths", 0, s.B, "B, q's dimension 0");
+        for (int64_t b = 0; b < s.B; b++) {
             int32_t n = static_cast<const int32_t *>(given.data)[b * given.stride(0)];
-            if (n < 0 || n > Lk)
+            if (n < 0 || n > s.Lk)
                 check.fail("argument 'key_lengths' holds " + std::to_string(n) + " at batch " + std::to_string(b) +
-                           "; expected 0 <= key_lengths[b] <= Lk = " + std::to_string(Lk));
+                           "; expected 0 <= key_lengths[b] <= Lk = " + std::to_string(s.Lk));
             lengths[size_t(b)] = n;
         }
     }
-    // ALiBi slopes, as the kernel takes them: float32 [Hq], finite.
-    std::vector<float> slopes;
-    if (o.alibi)
-        for (double m : check.real_vector(o.alibi->slopes, "alibi_slopes", Hq, "Hq, q's dimension 1")) slopes.push_back(float(m));
-    if (int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) > 1)
-        check.fail("arguments 'alibi', 't5' and 'rope': more than one given; expected at most one position encoding");
-    // RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1, queries the last Lq of them) and
-    // the frequencies of the rotated channels.
-    std::vector<int32_t> default_positions;
-    Tensor q_positions, k_positions;
-    RopeFrequencies rope;
-    if (o.rope) {
-        for (int64_t j = 0; j < Lk; j++) default_positions.push_back(int32_t(j));
-        auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first,
-                             const char *L_what) {
-            return given ? check.positions(*given, name, B, L, L_what, "B, q's dimension 0")
-                         : Tensor{default_positions.data() + first, DType::int32, {B, L}, {0, 1}};
-        };
-        if (Lk > INT32_MAX) check.fail("argument 'k' has Lk = " + std::to_string(Lk) + "; expected Lk <= 2^31-1 for default positions");
-        q_positions = positions(o.rope->q_positions, "q_positions", Lq, std::max<int64_t>(Lk - Lq, 0), "Lq, q's dimension 2");
-        k_positions = positions(o.rope->k_positions, "k_positions", Lk, 0, "Lk, k's dimension 2");
-        if (!o.rope->q_positions && Lq > Lk)
-            check.fail("argument 'q' has Lq = " + std::to_string(Lq) + " > Lk = " + std::to_string(Lk) +
-                       "; expected explicit q_positions then (the default puts queries at the last Lq key positions)");
-        int64_t seq_len = o.rope->seq_len ? o.rope->seq_len : detail::max_position_plus_one(k_positions);
-        int64_t r = o.rope->rotary_dim ? o.rope->rotary_dim : D;
-        if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
-        rope = rope_frequencies(r, o.rope->base, o.rope->scaling, seq_len);
-    }
-    // T5: the bias of every key − query offset rel ∈ [−(Lk−1), Lq−1] per head, at index Lq − 1 − rel
-    // (so that consecutive query rows read consecutive entries), padded by `pad` on both sides for
-    // the rows and keys a tile computes past Lq and Lk.
-    const int64_t pad = 4096;
-    std::vector<float> t5_bias;
-    int64_t t5_span = Lq + Lk - 1 + 2 * pad;
-    if (o.t5) {
-        const Tensor &table = o.t5->table;
-        check.tensor(table, "t5_table", DType::float32, {2});
-        check.dim(table, "t5_table", 1, Hq, "Hq, q's dimension 1");
-        int64_t buckets = table.shape[0], max_exact = (o.t5->bidirectional ? buckets / 2 : buckets) / 2;
-        if (max_exact < 1)
-            check.fail("argument 't5_table' has " + std::to_string(buckets) + " buckets; expected at least " +
-                       (o.t5->bidirectional ? "4 (bidirectional)" : "2"));
-        if (o.t5->max_distance <= max_exact)
-            check.fail("argument 't5_max_distance' is " + std::to_string(o.t5->max_distance) + "; expected more than " +
-                       std::to_string(max_exact) + " (half the buckets of one direction)");
-        check.finite_values(table, "t5_table");
-        const float *values = static_cast<const float *>(table.data);
-        t5_bias.assign(size_t(t5_span * Hq), 0.0f);
-        for (int64_t rel = -(Lk - 1); rel <= Lq - 1; rel++) {
-            int64_t bucket = t5_bucket(rel, o.t5->bidirectional, buckets, o.t5->max_distance);
-            for (int64_t h = 0; h < Hq; h++)
-                t5_bias[size_t(h * t5_span + pad + Lq - 1 - rel)] = values[bucket * table.stride(0) + h * table.stride(1)];
-        }
-    }
+    int encodings = int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) + int(bool(o.shaw)) +
+                    int(bool(o.transformer_xl)) + int(bool(o.deberta));
+    if (encodings > 1)
+        check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl' and 'deberta': more than one given (" +
+                   std::to_string(encodings) + "); expected at most one position encoding");
+    EncodingArgs args;
+    if (o.alibi) alibi_args(check, *o.alibi, s, args);
+    if (o.t5) t5_args(check, *o.t5, s, args);
+    if (o.rope) rope_args(check, *o.rope, s, args);
+    if (o.shaw) shaw_args(check, *o.shaw, s, args);
+    if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, lengths, args);
+    if (o.deberta) deberta_args(check, *o.deberta, s, call, args);
+    double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
+    check.finite(scale, "scale");
+    // Any window >= Lk masks nothing; the kernel's int32 mask arithmetic (window + key) needs
+    // window and keys well inside 2^31.
+    int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
+    if (s.Lk > (int64_t(1) << 30))
+        check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^30");
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     if (out.numel() == 0) return;
 
-    if (Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
+    if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
         float *data = static_cast<float *>(out.data);
-        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &o) { data[o[0]] = 0.0f; });
+        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
         return;
     }
     HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
-    HalideView len_view(Tensor{lengths.data(), DType::int32, {B}, {}}, false);
-    KernelCall kernel(o.alibi ? "posattn_attn_alibi_f32" : o.t5 ? "posattn_attn_t5_f32" : o.rope ? "posattn_attn_rope_f32" : "posattn_attn_plain_f32", call);
+    HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
+    KernelCall kernel(args.function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
-        .arg("scale", float(scale)).arg("causal", o.causal).arg("out", out_view);
-    std::optional<HalideView> slope_view;
-    if (o.alibi)
-        kernel.arg("slopes", slope_view.emplace(Tensor{slopes.data(), DType::float32, {Hq}, {}}, false))
-            .arg("alibi_form", int32_t(o.alibi->form));
-    std::optional<HalideView> t5_view;
-    if (o.t5) {
-        t5_view.emplace(Tensor{t5_bias.data(), DType::float32, {Hq, t5_span}, {}}, false);
-        t5_view->buffer()->dim[0].min = int32_t(-pad);  // indices Lq − 1 − rel, from −pad
-        kernel.arg("bias_by_offset", *t5_view);
-    }
-    std::optional<HalideView> qp_view, kp_view, inv_view;
-    if (o.rope)
-        kernel.arg("q_positions", qp_view.emplace(q_positions, false)).arg("k_positions", kp_view.emplace(k_positions, false))
-            .arg("inv_freq", inv_view.emplace(Tensor{rope.inv_freq.data(), DType::float64, {int64_t(rope.inv_freq.size())}, {}}, false))
-            .arg("attention_factor", rope.attention_factor).arg("rope_layout", int32_t(o.rope->layout));
+        .arg("scale", float(scale)).arg("causal", o.causal).arg("window", int32_t(window))
+        .arg("out", out_view);
+    for (auto &bind : args.bind) bind(kernel);
     kernel.run();
     out_view.finish();
 }

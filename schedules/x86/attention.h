@@ -22,6 +22,8 @@ struct AttentionParams {
     int score_keys = 8;     // keys per q·k register tile
     int value_rows = 8;     // query rows per p·v register tile
     int value_vectors = 2;  // vectors of value channels per p·v register tile
+    int relative_rows = 8;  // table rows per register tile of a query-side relative term
+    int relative_keys = 8;  // keys per register tile of a key-side relative term
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -31,8 +33,46 @@ struct AttentionParams {
         visit("score_keys", score_keys);
         visit("value_rows", value_rows);
         visit("value_vectors", value_vectors);
+        visit("relative_rows", relative_rows);
+        visit("relative_keys", relative_keys);
     }
 };
+
+// A relative score term's products with the table rows (generators/attention.h).
+inline void schedule_relative(RelativeStages &rel, Halide::Func out, Halide::Var task, const AttentionParams &p) {
+    using namespace Halide;
+    Var x = rel.by_row.args()[0], y = rel.by_row.args()[1], h = rel.by_row.args()[2], b = rel.by_row.args()[3];
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), hb("hb");
+    RVar channel = rel.channels.x;
+    if (rel.by_key) {
+        // by_row(row, key): once per call, in parallel over (head, batch); register tiles of
+        // (two vectors of rows × relative_keys keys). Rows past the table read a clamped row.
+        Var tr = rel.table_by_row.args()[0];
+        rel.table_by_row.compute_root().vectorize(tr, p.vector_width, TailStrategy::RoundUp);
+        rel.by_row.compute_root().fuse(h, b, hb).parallel(hb).vectorize(x, p.vector_width, TailStrategy::RoundUp);
+        rel.by_row.update()
+            .split(x, xo, xi, 2 * p.vector_width, TailStrategy::RoundUp)
+            .split(y, yo, yi, p.relative_keys, TailStrategy::GuardWithIf)
+            .reorder(xi, yi, channel, xo, yo, h, b)
+            .fuse(h, b, hb)
+            .parallel(hb)
+            .vectorize(xi, p.vector_width)
+            .unroll(xi)
+            .unroll(yi);
+        return;
+    }
+    // by_row(i, row): per query tile, vectorized over the tile's rows like q·k.
+    if (rel.vectors.defined())
+        rel.vectors.compute_at(out, task).bound_extent(x, p.query_tile).vectorize(x, p.vector_width, TailStrategy::RoundUp);
+    rel.by_row.compute_at(out, task).bound_extent(x, p.query_tile).vectorize(x, p.vector_width);
+    rel.by_row.update()
+        .split(y, yo, yi, p.relative_rows, TailStrategy::RoundUp)
+        .split(x, xo, xi, p.vector_width)
+        .reorder(xi, xo, yi, channel, yo)
+        .vectorize(xi)
+        .unroll(xo)
+        .unroll(yi);
+}
 
 inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
     using namespace Halide;
@@ -52,6 +92,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
     st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    for (RelativeStages &rel : st.relative) schedule_relative(rel, out, task, p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
         Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");

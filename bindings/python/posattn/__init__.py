@@ -9,7 +9,7 @@ import numpy as np
 from . import _posattn
 from ._posattn import Error, kernels, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -164,8 +164,9 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
     return _posattn.t5_bucket(np.asarray(rel, dtype=np.int64), bidirectional, num_buckets, max_distance)
 
 
-def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slopes=None, alibi_form="relative",
-              t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, out=None, schedule="hand"):
+def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, alibi_slopes=None,
+              alibi_form="relative", t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None,
+              transformer_xl=None, deberta=None, out=None, schedule="hand"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
@@ -174,7 +175,19 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slop
     t5_table [num_buckets, Hq] adds T5's bias table[bucket(key − query), h] (SPEC §9); scale then
     defaults to 1, as in T5. rope = {"base", "layout", "rotary_dim", "scaling", "q_positions",
     "k_positions", "seq_len"} (all optional, as in posattn.rope) rotates q and k inside the kernel;
-    positions default to keys 0 … Lk−1 and queries at the last Lq of them.
+    positions default to keys 0 … Lk−1 and queries at the last Lq of them. window > 0 masks keys
+    at p_i − j >= window (sliding window; p_i = i + Lk − Lq is query i's position).
+
+    Relative attention, each a dict (SPEC §8, §10, §11):
+    shaw = {"rel_k": [2K+1, D] or [Hq, 2K+1, D], "rel_v": [2K+1, Dv] or [Hq, 2K+1, Dv]}: index
+    clip(j − p_i, −K, K) + K, the scale covering q·a^K, values v_j + a^V.
+    transformer_xl = {"r": [R, D] or [Hq, R, D] in ascending distance, "u", "v_bias": [Hq, D],
+    "clamp_len": 0, "same_length": mem_len or 0}: ((q+u)·k + (q+v_bias)·r[p_i − j])·scale; memory
+    first in k and v; a visible key at a negative distance is an error (use causal=True).
+    deberta = {"rel_embeddings": [>= 2·span, hidden], "w_key", "b_key" (c2p), "w_query", "b_query"
+    (p2c; torch Linear [Hq·D, hidden] and [Hq·D]), "position_buckets": -1, "max_relative_positions": -1,
+    "p2c_index": "code" | "paper"}: a term is on when its weight is given; scale defaults to
+    1/sqrt(D·(1 + terms)).
     """
     if rope is not None:
         rope = {key: (_int32(value, "attention", key) if key.endswith("positions") and value is not None else value)
@@ -184,5 +197,25 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, alibi_slop
     return _posattn.attention(_array(q), _array(k), _array(v), scale=scale, causal=causal,
                               key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
                               alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
-                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope, out=out,
-                              schedule=schedule)
+                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope,
+                              window=window, shaw=_arrays(shaw), transformer_xl=_arrays(transformer_xl),
+                              deberta=_arrays(deberta), out=out, schedule=schedule)
+
+
+def _arrays(options):
+    """A variant's dict with its array-like values as arrays."""
+    if options is None:
+        return None
+    return {key: (_array(value) if hasattr(value, "__dlpack__") or isinstance(value, (list, tuple)) else value)
+            for key, value in options.items()}
+
+
+def linear(x, weight, bias=None, *, out=None, schedule="hand"):
+    """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
+    return _posattn.linear(_array(x), _array(weight), None if bias is None else _array(bias), out=out,
+                           schedule=schedule)
+
+
+def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
+    """DeBERTa's relative position of each δ = query − key (SPEC §11): δ, or its log bucket (float32, ceil)."""
+    return _posattn.deberta_bucket(np.asarray(delta, dtype=np.int64), position_buckets, max_relative_positions)

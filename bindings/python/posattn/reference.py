@@ -47,24 +47,33 @@ def learned(table, positions, offset=0):
     return table[rows]
 
 
-def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None):
-    """softmax(scale·q·kᵀ + bias + mask)·v with SPEC §0 conventions: causal bottom-right, GQA by
-    repeating k/v heads, a row with no visible key is exactly 0; bias broadcasts to [B, Hq, Lq, Lk]
-    and is not scaled (ALiBi, T5)."""
+def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, window=0,
+              relative_scores=None, relative_values=None):
+    """softmax(scale·(q·kᵀ + relative_scores) + bias + mask)·(v + relative_values) with SPEC §0
+    conventions: causal bottom-right, GQA by repeating k/v heads, a row with no visible key is
+    exactly 0; bias broadcasts to [B, Hq, Lq, Lk] and is not scaled (ALiBi, T5); relative_scores
+    (same shape) is scaled (Shaw, Transformer-XL, DeBERTa); relative_values broadcasts to
+    [B, Hq, Lq, Lk, Dv], the value of key j as query i sees it (Shaw). window > 0 masks keys at
+    p_i − j >= window."""
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     B, Hq, Lq, D = q.shape
     Hkv, Lk = k.shape[1], k.shape[2]
     group = Hq // Hkv
     k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
     scale = 1.0 / np.sqrt(D) if scale is None else scale
-    logits = scale * np.einsum("bhid,bhjd->bhij", q, k)
+    scores = np.einsum("bhid,bhjd->bhij", q, k)
+    if relative_scores is not None:
+        scores = scores + relative_scores
+    logits = scale * scores
     if bias is not None:
         logits = logits + np.asarray(bias, dtype=np.float64)
-    i = np.arange(Lq)[:, None]
+    i = np.arange(Lq)[:, None] + (Lk - Lq)  # the query's position
     j = np.arange(Lk)[None, :]
     visible = np.ones((B, 1, Lq, Lk), dtype=bool)
     if causal:
-        visible &= (j <= i + (Lk - Lq))[None, None]
+        visible &= (j <= i)[None, None]
+    if window:
+        visible &= (i - j < window)[None, None]
     if key_lengths is not None:
         visible &= (j[None, None] < np.asarray(key_lengths)[:, None, None, None])
     logits = np.where(visible, logits, -np.inf)
@@ -73,7 +82,131 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None):
     weights = np.where(visible, np.exp(logits - row_max), 0.0)
     total = weights.sum(axis=-1, keepdims=True)
     weights = np.divide(weights, total, out=np.zeros_like(weights), where=total > 0)
-    return np.einsum("bhij,bhjd->bhid", weights, v)
+    out = np.einsum("bhij,bhjd->bhid", weights, v)
+    if relative_values is not None:
+        out = out + np.einsum("bhij,bhijd->bhid", weights, np.broadcast_to(relative_values, weights.shape + (v.shape[-1],)))
+    return out
+
+
+def _per_head(table, H):
+    """A relative table [R, C] shared by every head, or [H, R, C], as [H, R, C] float64."""
+    table = np.asarray(table, dtype=np.float64)
+    return np.broadcast_to(table, (H,) + table.shape) if table.ndim == 2 else table
+
+
+def shaw_index(Lq, Lk, K):
+    """Shaw's table row clip(j − p_i, −K, K) + K of query row i (position p_i = i + Lk − Lq) and key j (SPEC §8)."""
+    rel = np.arange(Lk)[None, :] - (np.arange(Lq)[:, None] + (Lk - Lq))
+    return np.clip(rel, -K, K) + K
+
+
+def shaw_attention(q, k, v, rel_k, rel_v, scale=None, **masks):
+    """Shaw et al. (SPEC §8): logits (q_i·k_j + q_i·a^K_ij)·scale, outputs Σ_j α_ij (v_j + a^V_ij)."""
+    q = np.asarray(q, dtype=np.float64)
+    Hq, Lq, Lk = q.shape[1], q.shape[2], np.shape(k)[2]
+    rel_k, rel_v = _per_head(rel_k, Hq), _per_head(rel_v, Hq)
+    idx = shaw_index(Lq, Lk, rel_k.shape[1] // 2)
+    scores = np.einsum("bhid,hijd->bhij", q, rel_k[:, idx])
+    return attention(q, k, v, scale=scale, relative_scores=scores, relative_values=rel_v[None, :, idx], **masks)
+
+
+def transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len=0, same_length=0, causal=True, scale=None, **masks):
+    """Transformer-XL (SPEC §10) with the explicit index: ((q_i+u)·k_j + (q_i+v_bias)·r[dist])·scale,
+    dist = p_i − j (memory first), r ascending by distance, clamped to clamp_len; same_length
+    masks keys at distance >= mem_len (= same_length)."""
+    q = np.asarray(q, dtype=np.float64)
+    Hq, Lq, Lk = q.shape[1], q.shape[2], np.shape(k)[2]
+    r = _per_head(r, Hq)
+    dist = (np.arange(Lq)[:, None] + (Lk - Lq)) - np.arange(Lk)[None, :]
+    idx = np.clip(dist, 0, clamp_len if clamp_len > 0 else None)
+    qv = q + np.asarray(v_bias, dtype=np.float64)[None, :, None, :]
+    bd = np.einsum("bhid,hijd->bhij", qv, r[:, idx])
+    qu = q + np.asarray(u, dtype=np.float64)[None, :, None, :]
+    return attention(qu, k, v, scale=scale, causal=causal, window=same_length, relative_scores=bd, **masks)
+
+
+def rel_shift(x):
+    """Transformer-XL's _rel_shift, literally: pad a zero column on the left of [..., qlen, klen],
+    view as [..., klen + 1, qlen], drop the first row, view back."""
+    *lead, qlen, klen = x.shape
+    padded = np.concatenate([np.zeros((*lead, qlen, 1)), x], axis=-1)
+    return padded.reshape(*lead, klen + 1, qlen)[..., 1:, :].reshape(*lead, qlen, klen)
+
+
+def transformer_xl_bd_literal(q, r, v_bias):
+    """The BD term as HF/original code computes it: (q+v)·r over pos_seq = klen−1 … 0 (r taken
+    descending), then rel_shift. Equal to the explicit index where j <= mlen + i."""
+    q = np.asarray(q, dtype=np.float64)
+    r_descending = _per_head(r, q.shape[1])[:, ::-1]
+    raw = np.einsum("bhid,hcd->bhic", q + np.asarray(v_bias, dtype=np.float64)[None, :, None, :], r_descending)
+    return rel_shift(raw)
+
+
+def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
+    """DeBERTa's make_log_bucket_position of δ = query − key (SPEC §11), float32 with ceil as HF."""
+    delta = np.asarray(delta, dtype=np.int64)
+    if position_buckets <= 0:
+        return delta
+    max_position = 512 if max_relative_positions < 1 else max_relative_positions
+    mid = position_buckets // 2
+    sign = np.sign(delta)
+    abs_pos = np.where((delta < mid) & (delta > -mid), mid - 1, np.abs(delta))
+    log_pos = np.ceil(np.log(abs_pos.astype(np.float32) / np.float32(mid))
+                      / np.log(np.float32((max_position - 1) / mid)) * np.float32(mid - 1)) + mid
+    return np.where(abs_pos <= mid, delta, (log_pos * sign).astype(np.int64))
+
+
+def _deberta_span(position_buckets, max_relative_positions):
+    max_rel = 512 if max_relative_positions < 1 else max_relative_positions
+    return position_buckets if position_buckets > 0 else max_rel
+
+
+def _deberta_tables(rel_embeddings, w, b, span, H, D):
+    """The projected relative table rel_embeddings[:2·span]·wᵀ + b as [H, 2·span, D]."""
+    emb = np.asarray(rel_embeddings, dtype=np.float64)[: 2 * span]
+    projected = emb @ np.asarray(w, dtype=np.float64).T + (0.0 if b is None else np.asarray(b, dtype=np.float64))
+    return projected.reshape(2 * span, H, D).transpose(1, 0, 2)
+
+
+def deberta_attention(q, k, v, rel_embeddings, w_key=None, b_key=None, w_query=None, b_query=None,
+                      position_buckets=-1, max_relative_positions=-1, p2c_index="code", scale=None, **masks):
+    """DeBERTa v2 disentangled attention (SPEC §11), closed form: c2p q_i·K_r[idx(i, j)], p2c
+    k_j·Q_r[idx(i, j)] (HF/official) or Q_r[clamp(−bucket(i − j) + span)] (the paper), δ = i − j."""
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    B, H, Lq, D = q.shape
+    k_heads = np.repeat(k, H // k.shape[1], axis=1)
+    span = _deberta_span(position_buckets, max_relative_positions)
+    rel = deberta_bucket(np.arange(Lq)[:, None] - np.arange(np.shape(k)[2])[None, :], position_buckets,
+                         max_relative_positions)
+    scores, terms = 0.0, 0
+    if w_key is not None:
+        K_r = _deberta_tables(rel_embeddings, w_key, b_key, span, H, D)
+        scores = scores + np.einsum("bhid,hijd->bhij", q, K_r[:, np.clip(rel + span, 0, 2 * span - 1)])
+        terms += 1
+    if w_query is not None:
+        Q_r = _deberta_tables(rel_embeddings, w_query, b_query, span, H, D)
+        p2c_rel = rel if p2c_index == "code" else -rel
+        scores = scores + np.einsum("bhjd,hijd->bhij", k_heads, Q_r[:, np.clip(p2c_rel + span, 0, 2 * span - 1)])
+        terms += 1
+    scale = 1.0 / np.sqrt(D * (1 + terms)) if scale is None else scale
+    return attention(q, k, v, scale=scale, relative_scores=scores, **masks)
+
+
+def deberta_scores_literal(q, k, rel_embeddings, w_key, b_key, w_query, b_query, position_buckets=-1,
+                           max_relative_positions=-1):
+    """c2p + p2c as HF's disentangled_attention_bias computes them for Lq = Lk: gather from
+    q·K_rᵀ, and gather from k·Q_rᵀ with clamp(−r_pos + span) on [key, key], then transpose."""
+    q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
+    B, H, L, D = q.shape
+    span = _deberta_span(position_buckets, max_relative_positions)
+    r_pos = deberta_bucket(np.arange(L)[:, None] - np.arange(L)[None, :], position_buckets, max_relative_positions)
+    K_r = _deberta_tables(rel_embeddings, w_key, b_key, span, H, D)
+    Q_r = _deberta_tables(rel_embeddings, w_query, b_query, span, H, D)
+    c2p_pos = np.broadcast_to(np.clip(r_pos + span, 0, 2 * span - 1), (B, H, L, L))
+    c2p = np.take_along_axis(np.einsum("bhid,hcd->bhic", q, K_r), c2p_pos, axis=-1)
+    p2c_pos = np.broadcast_to(np.clip(-r_pos + span, 0, 2 * span - 1), (B, H, L, L))
+    p2c = np.take_along_axis(np.einsum("bhjd,hcd->bhjc", k, Q_r), p2c_pos, axis=-1).swapaxes(-1, -2)
+    return c2p + p2c
 
 
 def integer(positions, d):

@@ -196,19 +196,65 @@ struct RopeAttention {
     int64_t seq_len = 0;                // dynamic, longrope; 0 means max(key position) + 1
 };
 
+// Shaw et al. inside attention (SPEC §8): logit (q_i·k_j + q_i·rel_k[idx])·scale, value
+// v_j + rel_v[idx], idx = clip(j − p_i, −K, K) + K for a table of 2K + 1 rows (p_i: the query's
+// position i + Lk − Lq).
+struct ShawAttention {
+    Tensor rel_k;  // float32 [2K+1, D], shared by every head, or [Hq, 2K+1, D]
+    Tensor rel_v;  // float32 [2K+1, Dv] or [Hq, 2K+1, Dv]
+};
+
+// Transformer-XL / XLNet inside attention (SPEC §10): logit ((q_i + u)·k_j + (q_i + v_bias)·r[dist])·scale
+// with dist = p_i − j (memory first: k and v are [memory; segment]). A visible key at a negative
+// distance is an error, so pass causal = true (or key lengths that hide the future).
+struct TransformerXLAttention {
+    Tensor r;          // float32 [R, D] or [Hq, R, D] in ascending distance (HF stores it descending)
+    Tensor u, v_bias;  // float32 [Hq, D]: r_w_bias, r_r_bias
+    int64_t clamp_len = 0;    // > 0: distances above it read r[clamp_len]
+    int64_t same_length = 0;  // > 0: same_length with this mem_len, keys at distance >= mem_len are masked
+};
+
+// DeBERTa v2/v3 disentangled attention (SPEC §11): logit (q_i·k_j + c2p + p2c)·scale with
+// c2p = q_i·K_r[idx(i, j)], p2c = k_j·Q_r[idx(i, j)], K_r = rel_embeddings·w_keyᵀ + b_key,
+// Q_r = rel_embeddings·w_queryᵀ + b_query (torch Linear weights [Hq·D, hidden], split into heads),
+// idx = clamp(bucket(i − j) + span, 0, 2·span − 1). A term is on when its weight is given.
+enum class DebertaP2cIndex { code, paper };  // HF/official (same index as c2p), or the paper's δ(j, i)
+struct DebertaAttention {
+    Tensor rel_embeddings;  // float32 [>= 2·span, hidden]; rows [0, 2·span) are used
+    std::optional<Tensor> w_key, b_key;      // c2p (pos_key_proj, or key_proj with share_att_key)
+    std::optional<Tensor> w_query, b_query;  // p2c (pos_query_proj, or query_proj)
+    int64_t position_buckets = -1;           // > 0: log buckets, span = position_buckets
+    int64_t max_relative_positions = -1;     // < 1: 512 (max_position_embeddings); span without buckets
+    DebertaP2cIndex p2c_index = DebertaP2cIndex::code;
+};
+// DeBERTa's relative position of δ = query − key: δ itself, or its log bucket when
+// position_buckets > 0 (make_log_bucket_position, float32 with ceil as HF computes it).
+int64_t deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions);
+
 struct AttentionOptions {
-    std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k)
+    std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k),
+                                         // 1/sqrt(D·(1 + terms)) with deberta
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
-    std::optional<AlibiAttention> alibi; // at most one of alibi, t5 and rope
+    int64_t window = 0;                  // > 0: sliding window, p_i − j < window
+    // At most one position encoding:
+    std::optional<AlibiAttention> alibi;
     std::optional<T5Attention> t5;
     std::optional<RopeAttention> rope;
+    std::optional<ShawAttention> shaw;
+    std::optional<TransformerXLAttention> transformer_xl;
+    std::optional<DebertaAttention> deberta;
 };
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
 // Hq must be a multiple of Hkv (GQA/MQA). A query row with no visible key gets exact zeros.
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out,
                const AttentionOptions &options = {}, const CallOptions &call = {});
+
+// out = x·weightᵀ + bias, as torch's Linear: x float32 [N, E], weight [O, E], bias [O] (none: 0),
+// out [N, O].
+void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const Tensor &out,
+            const CallOptions &call = {});
 
 // Threads used by every kernel (Halide's thread pool); 0 restores the default.
 void set_num_threads(int threads);

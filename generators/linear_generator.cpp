@@ -1,0 +1,51 @@
+// A linear layer as torch's nn.Linear computes it: out[n, o] = Σ_e x[n, e]·weight[o, e] + bias[o].
+// DeBERTa projects its relative embeddings with it (SPEC §11), once per call; Transformer-XL's
+// r = W_r·R is the same product without a bias.
+#include "Halide.h"
+#include "linear.h"
+#include "schedules/linear.h"
+
+namespace posattn {
+
+using namespace Halide;
+
+class Linear : public Generator<Linear> {
+public:
+    GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+
+    Input<Buffer<float, 2>> x{"x"};            // [N, E]
+    Input<Buffer<float, 2>> weight{"weight"};  // [O, E]
+    Input<Buffer<float, 1>> bias{"bias"};      // [O]
+    Output<Buffer<float, 2>> out{"out"};       // [N, O]
+
+    void generate() {
+        Expr E = x.dim(0).extent(), O = weight.dim(1).extent(), N = x.dim(1).extent();
+        RDom e(0, E, "e");
+        // Register tiles cover whole tiles also at the edges: the reads past N and O are clamped
+        // and those results are never stored.
+        stages.weight_by_output(o, c) = weight(c, clamp(o, 0, O - 1));
+        stages.product(o, n) = bias(clamp(o, 0, O - 1));
+        stages.product(o, n) += stages.weight_by_output(o, e) * x(e, clamp(n, 0, N - 1));
+        out(o, n) = stages.product(o, n);
+        stages.reduction = e;
+
+        x.set_estimates({{0, 768}, {0, 512}});
+        weight.set_estimates({{0, 768}, {0, 768}});
+        bias.set_estimates({{0, 768}});
+        for (int dim = 0; dim < 2; dim++) out.dim(dim).set_min(0);
+        out.set_estimates({{0, 768}, {0, 512}});
+    }
+
+    void schedule() {
+        if (using_autoscheduler()) return;
+        schedule_linear(get_target(), schedule_params, stages, out);
+    }
+
+private:
+    Var o{"o"}, n{"n"}, c{"c"};
+    LinearStages stages;
+};
+
+}  // namespace posattn
+
+HALIDE_REGISTER_GENERATOR(posattn::Linear, linear)

@@ -1,0 +1,49 @@
+// torch's Linear: out = x·weightᵀ + bias (DeBERTa's projection of its relative embeddings).
+#include "internal.h"
+
+namespace posattn {
+
+using detail::Checker;
+using detail::HalideView;
+using detail::KernelCall;
+
+void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const Tensor &out,
+            const CallOptions &call) {
+    Checker check("linear");
+    check.tensor(x, "x", DType::float32, {2});
+    check.tensor(weight, "weight", DType::float32, {2});
+    check.tensor(out, "out", DType::float32, {2});
+    int64_t N = x.shape[0], E = x.shape[1], O = weight.shape[0];
+    check.dim(weight, "weight", 1, E, "E, x's dimension 1");
+    check.dim(out, "out", 0, N, "N, x's dimension 0");
+    check.dim(out, "out", 1, O, "O, weight's dimension 0");
+    std::vector<float> zeros;
+    Tensor b = bias ? *bias : Tensor{nullptr, DType::float32, {O}, {}};
+    if (bias) {
+        check.tensor(*bias, "bias", DType::float32, {1});
+        check.dim(*bias, "bias", 0, O, "O, weight's dimension 0");
+    } else {
+        zeros.assign(size_t(O), 0.0f);
+        b.data = zeros.data();
+    }
+    check.output(out, "out");
+    for (auto [input, name] : {std::pair{&x, "x"}, {&weight, "weight"}, {&b, "bias"}}) {
+        check.disjoint(out, "out", *input, name);
+        check.finite_values(*input, name);
+    }
+    if (out.numel() == 0) return;
+    if (E == 0) {  // an empty sum: the bias alone
+        float *data = static_cast<float *>(out.data);
+        const float *values = static_cast<const float *>(b.data);
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t o = 0; o < O; o++) data[n * out.stride(0) + o * out.stride(1)] = values[o * b.stride(0)];
+        return;
+    }
+    HalideView x_view(x, false), w_view(weight, false), b_view(b, false), out_view(out, true);
+    KernelCall kernel("posattn_linear_f32", call);
+    kernel.arg("x", x_view).arg("weight", w_view).arg("bias", b_view).arg("out", out_view);
+    kernel.run();
+    out_view.finish();
+}
+
+}  // namespace posattn

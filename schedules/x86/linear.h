@@ -1,0 +1,52 @@
+// x86 schedule of the linear generator: a register-tiled matrix product, vectorized over outputs.
+//
+// Measured 2026-11-30 on this project's machine (AMD EPYC, AVX-512, 2 threads), N=512, E=O=768:
+// see bench/bench.py's linear row.
+#pragma once
+
+#include "Halide.h"
+#include "generators/linear.h"
+
+namespace posattn::x86 {
+
+struct LinearParams {
+    int vector_width = 16;   // float32 lanes (AVX-512)
+    int tile_vectors = 2;    // vectors of outputs per register tile
+    int tile_rows = 6;       // rows of x per register tile
+    int rows_per_task = 48;  // rows of x per parallel task, a multiple of tile_rows
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("vector_width", vector_width);
+        visit("tile_vectors", tile_vectors);
+        visit("tile_rows", tile_rows);
+        visit("rows_per_task", rows_per_task);
+    }
+};
+
+inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearParams &p) {
+    using namespace Halide;
+    Var o = out.args()[0], n = out.args()[1];
+    Var oo("oo"), oi("oi"), no("no"), ni("ni"), nt("nt"), task("task"), t("t");
+    const int tile = p.vector_width * p.tile_vectors;
+    out.split(n, task, nt, p.rows_per_task, TailStrategy::GuardWithIf)
+        .tile(o, nt, oo, no, oi, ni, tile, p.tile_rows, TailStrategy::GuardWithIf)
+        .reorder(oi, ni, oo, no, task)
+        .parallel(task)
+        .vectorize(oi, p.vector_width);
+    // The weight transposed once, so that the product loads whole vectors of outputs.
+    st.weight_by_output.compute_root().split(o, t, o, tile, TailStrategy::RoundUp).parallel(t).vectorize(o, p.vector_width);
+    st.product.compute_at(out, oo)
+        .bound_extent(o, tile)
+        .bound_extent(n, p.tile_rows)
+        .vectorize(o, p.vector_width)
+        .unroll(o)
+        .unroll(n);
+    st.product.update()
+        .reorder(o, n, st.reduction.x)
+        .vectorize(o, p.vector_width)
+        .unroll(o)
+        .unroll(n);
+}
+
+}  // namespace posattn::x86
