@@ -366,6 +366,7 @@ def attention_benches(rng):
         "posattn_attn_rope_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
         lambda r, s: posattn.attention(*sets[r % 3], causal=True, rope={}, out=out, schedule=s),
         lambda r: eager_rope(*sets[r % 3]), rope_error))
+    benches += relative_attention_benches(rng, sets, small, out)
     for causal in (False, True):
         # A causal call does about half the work; the ratio counts only the visible half.
         flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)
@@ -384,6 +385,95 @@ def baseline(bench):
     return schedules[max((f for f in schedules if bench.name.startswith(f)), key=len)]
 
 
+def relative_attention_benches(rng, sets, small, out):
+    """Shaw (encoder, K = 64), Transformer-XL (causal segment) and DeBERTa-v3 (c2p + p2c, 256
+    buckets) at B=1, H=8, L=2048, D=64 against their eager forms, which materialize the score and
+    relative tensors as t2t and HF do. FLOPs count only q·k and p·v."""
+    B, H, L, D = sets[0][0].shape
+    benches, flops = [], 4.0 * B * H * L * L * D
+    softmax = lambda s: (lambda e: e / e.sum(axis=-1, keepdims=True))(np.exp(s - s.max(axis=-1, keepdims=True)))
+    causal_mask = np.tri(L, dtype=bool)
+
+    K = 64
+    rel_k, rel_v = (rng.standard_normal((2 * K + 1, D)).astype(np.float32) for _ in range(2))
+    shaw = {"rel_k": rel_k, "rel_v": rel_v}
+    idx = reference.shaw_index(L, L, K)
+
+    def eager_shaw(q, k, v):  # t2t's _relative_attention_inner: [L, L, D] tables gathered, batched over rows
+        scale = np.float32(1 / np.sqrt(D))
+        rows = lambda x: x.reshape(B * H, L, -1).transpose(1, 0, 2)  # [L, B·H, ·]
+        s = (q @ k.transpose(0, 1, 3, 2) + (rows(q) @ rel_k[idx].transpose(0, 2, 1)).transpose(1, 0, 2).reshape(B, H, L, L)) * scale
+        w = softmax(s)
+        return w @ v + (rows(w) @ rel_v[idx]).transpose(1, 0, 2).reshape(B, H, L, D)
+
+    benches.append(Bench(
+        "posattn_attn_shaw_f32", flops, "GFLOP/s",
+        lambda r, s: posattn.attention(*sets[r % 3], shaw=shaw, out=out, schedule=s),
+        lambda r: eager_shaw(*sets[r % 3]),
+        lambda s: float(np.abs(posattn.attention(*small, shaw=shaw, schedule=s)
+                               - reference.shaw_attention(*small, rel_k, rel_v)).max())))
+
+    r = rng.standard_normal((H, L, D)).astype(np.float32)
+    u, v_bias = (rng.standard_normal((H, D)).astype(np.float32) for _ in range(2))
+    xl = {"r": r, "u": u, "v_bias": v_bias}
+    r_descending = np.ascontiguousarray(r[:, ::-1])
+
+    def eager_xl(q, k, v):  # HF Transformer-XL: AC + rel_shift(BD), masked, scaled after summing
+        ac = (q + u[:, None]) @ k.transpose(0, 1, 3, 2)
+        bd = (q + v_bias[:, None]) @ r_descending.transpose(0, 2, 1)
+        bd = np.concatenate([np.zeros((B, H, L, 1), np.float32), bd], -1).reshape(B, H, L + 1, L)[:, :, 1:].reshape(B, H, L, L)
+        s = np.where(causal_mask, (ac + bd) * np.float32(1 / np.sqrt(D)), np.float32(-np.inf))
+        return softmax(s) @ v
+
+    small_r = r[:, :small[0].shape[2]]
+    benches.append(Bench(
+        "posattn_attn_xl_f32_causal", flops * 0.5, "GFLOP/s",
+        lambda r_, s: posattn.attention(*sets[r_ % 3], causal=True, transformer_xl=xl, out=out, schedule=s),
+        lambda r_: eager_xl(*sets[r_ % 3]),
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, schedule=s,
+                                                 transformer_xl={"r": small_r, "u": u, "v_bias": v_bias})
+                               - reference.transformer_xl_attention(*small, small_r, u, v_bias)).max())))
+
+    buckets, max_rel, hidden = 256, 512, H * D
+    emb = rng.standard_normal((2 * buckets, hidden)).astype(np.float32)
+    w_key, w_query = ((rng.standard_normal((H * D, hidden)) / np.sqrt(hidden)).astype(np.float32) for _ in range(2))
+    b_key, b_query = (rng.standard_normal(H * D).astype(np.float32) for _ in range(2))
+    deberta = dict(rel_embeddings=emb, w_key=w_key, b_key=b_key, w_query=w_query, b_query=b_query,
+                   position_buckets=buckets, max_relative_positions=max_rel)
+    rel = reference.deberta_bucket(np.arange(L)[:, None] - np.arange(L)[None, :], buckets, max_rel)
+    c2p_pos = np.clip(rel + buckets, 0, 2 * buckets - 1)
+    p2c_pos = np.clip(-rel + buckets, 0, 2 * buckets - 1)
+
+    def eager_deberta(q, k, v):  # HF DeBERTa-v2 disentangled_attention_bias: gathers, p2c transposed
+        heads = lambda x: x.reshape(2 * buckets, H, D).transpose(1, 0, 2)
+        K_r, Q_r = heads(emb @ w_key.T + b_key), heads(emb @ w_query.T + b_query)
+        scale = np.float32(1 / np.sqrt(3 * D))
+        c2p = np.take_along_axis(q @ K_r.transpose(0, 2, 1), np.broadcast_to(c2p_pos, (B, H, L, L)), -1)
+        p2c = np.take_along_axis(k @ Q_r.transpose(0, 2, 1), np.broadcast_to(p2c_pos, (B, H, L, L)), -1)
+        return softmax((q @ k.transpose(0, 1, 3, 2) + c2p + p2c.transpose(0, 1, 3, 2)) * scale) @ v
+
+    benches.append(Bench(
+        "posattn_attn_deberta_f32", flops, "GFLOP/s",
+        lambda r_, s: posattn.attention(*sets[r_ % 3], deberta=deberta, out=out, schedule=s),
+        lambda r_: eager_deberta(*sets[r_ % 3]),
+        lambda s: float(np.abs(posattn.attention(*small, deberta=deberta, schedule=s)
+                               - reference.deberta_attention(*small, **deberta)).max())))
+    return benches
+
+
+def linear_benches(rng):
+    """The projection DeBERTa runs on its relative embeddings (2·256 rows, hidden 768 → 768)."""
+    N, E, O = 512, 768, 768
+    xs = rotating(lambda: [rng.standard_normal((N, E), dtype=np.float32)], 3)
+    w, b = rng.standard_normal((O, E), dtype=np.float32), rng.standard_normal(O, dtype=np.float32)
+    out = np.empty((N, O), np.float32)
+    return [Bench(
+        "posattn_linear_f32", 2.0 * N * E * O, "GFLOP/s",
+        lambda r, s: posattn.linear(xs[r % 3][0], w, b, out=out, schedule=s),
+        lambda r: xs[r % 3][0] @ w.T + b,
+        lambda s: float(np.abs(posattn.linear(xs[0][0], w, b, schedule=s) - (xs[0][0].astype(np.float64) @ w.T + b)).max()))]
+
+
 def agreement(bench, schedule):
     """The autoscheduled build at the benchmark size (the sizes its schedule assumes) against the hand
     schedule: max |difference|, so that a baseline is only timed if it computes the same thing."""
@@ -395,6 +485,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--only", default="", help="run only the kernels whose name contains this text")
     args = parser.parse_args()
 
     posattn.set_num_threads(THREADS)
@@ -411,7 +502,9 @@ def main():
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for bench in (encodings + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
-                  + attention_benches(rng)):
+                  + linear_benches(rng) + attention_benches(rng)):
+        if args.only not in bench.name:
+            continue
         error = bench.verify("hand")
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)
@@ -431,7 +524,7 @@ def main():
         print(f"| {row['kernel']} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | "
               f"{100 * ratio:.0f}% | {fill} | {row['speedup_vs_autoscheduler']:.2f}x ({autoscheduler}) | "
               f"{row['speedup_vs_numpy']:.1f}x | {row['autoscheduler_max_diff']:.1e} |", flush=True)
-    floater_row = floater_table(rng, args.repeats)
+    floater_row = floater_table(rng, args.repeats) if args.only in "posattn_floater" else None
     print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
           "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
           "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")

@@ -82,6 +82,7 @@ struct AttentionStages {
     std::vector<RelativeStages> relative;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
     Halide::Func k_transformed;  // defined when the declaration transforms k
+    std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
     Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
     Halide::RDom blocks, block_keys, channels;
     Halide::Expr value_channels;  // Dv
@@ -167,12 +168,24 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
     st.block_out(d, i, r, h, b) = 0.0f;
     Expr key = r * key_block + kb, value = v(min(d, Dv - 1), key_row(key), h / group, b);
-    for (const RelativeValue &term : decl.relative_values)
-        value += term.table(min(d, Dv - 1), clamp(term.index({i, key, h, b, i + (Lk - Lq)}), 0, term.rows - 1), h);
+    for (const RelativeValue &term : decl.relative_values) {
+        // The table with its channels padded to whole register tiles, so that a row is read as
+        // dense vectors (a clamped channel index would make every read a gather).
+        Func padded("relative_values_padded");
+        Var row("row");
+        padded(d, row, h) = term.table(min(d, Dv - 1), clamp(row, 0, term.rows - 1), h);
+        st.value_tables.push_back(padded);
+        value += padded(d, clamp(term.index({i, key, h, b, i + (Lk - Lq)}), 0, term.rows - 1), h);
+    }
     st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max).
-    Expr rb = st.blocks;
+    // A key block with no visible key for a row changes nothing in the merge below, so it is
+    // skipped: blocks past the row's causal limit, before its window, or past the key length.
+    Expr rb = st.blocks, first_key = rb * key_block, position = i + (Lk - Lq);
+    st.blocks.where(first_key < key_lengths(b));
+    st.blocks.where(!causal || first_key <= position);
+    st.blocks.where(position - (first_key + key_block - 1) < window);
     st.state(d, i, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, h, b)[2];
     Expr m_blk = st.block_max(i, rb, h, b);

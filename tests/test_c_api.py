@@ -35,7 +35,9 @@ for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posa
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
              "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
              "posattn_complex_order_frequency_init", "posattn_floater",
-             "posattn_attention_alibi", "posattn_attention_t5", "posattn_t5_bucket"):
+             "posattn_attention_alibi", "posattn_attention_t5", "posattn_t5_bucket", "posattn_attention_masked",
+             "posattn_attention_rope", "posattn_attention_shaw", "posattn_attention_transformer_xl",
+             "posattn_attention_deberta", "posattn_deberta_bucket", "posattn_linear"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -194,6 +196,88 @@ def test_t5_attention_and_buckets(rng):
     assert bucket.value == 30
     assert lib.posattn_t5_bucket(ctypes.c_int64(5), 1, ctypes.c_int64(2), ctypes.c_int64(128), ctypes.byref(bucket)) == INVALID
     assert "num_buckets = 2" in last_error()
+
+
+class AttentionOptions(ctypes.Structure):
+    _fields_ = [("has_scale", ctypes.c_int32), ("scale", ctypes.c_double), ("causal", ctypes.c_int32),
+                ("key_lengths", ctypes.POINTER(Tensor)), ("window", ctypes.c_int64)]
+
+
+def attention_options(causal=0, window=0, key_lengths=None):
+    o = AttentionOptions()
+    lib.posattn_attention_options_init(ctypes.byref(o))
+    assert (o.has_scale, o.causal, o.window, bool(o.key_lengths)) == (0, 0, 0, False)
+    o.causal, o.window = causal, window
+    if key_lengths is not None:
+        o._lengths = tensor(key_lengths)
+        o.key_lengths = ctypes.pointer(o._lengths)
+    return o
+
+
+def _qkv(rng, Hq=4, Hkv=2, Lq=7, Lk=9, D=16):
+    return [rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, D), (1, Hkv, Lk, D), (1, Hkv, Lk, D))]
+
+
+def test_masked_and_rope_attention(rng):
+    q, k, v = _qkv(rng)
+    out = np.full(q.shape, np.nan, np.float32)
+    options = attention_options(causal=1, window=3, key_lengths=np.array([8], np.int32))
+    assert lib.posattn_attention_masked(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options)) == OK, last_error()
+    np.testing.assert_allclose(out, reference.attention(q, k, v, None, True, [8], window=3), atol=2e-5)
+    positions = rng.integers(0, 1000, size=9).astype(np.int32)
+    status = lib.posattn_attention_rope(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, ctypes.c_double(1e4),
+                                        1, ctypes.c_int64(8), None, ctypes.byref(tensor(positions[2:])),
+                                        ctypes.byref(tensor(positions)), ctypes.c_int64(0))
+    assert status == OK, last_error()
+    inv, af = reference.rope_inv_freq(8)
+    expected = reference.attention(reference.rope(q, positions[2:], inv, af, "gptj", 8),
+                                   reference.rope(k, positions, inv, af, "gptj", 8), v)
+    np.testing.assert_allclose(out, expected, atol=2e-5)
+    assert lib.posattn_attention_rope(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, ctypes.c_double(1e4),
+                                      5, ctypes.c_int64(0), None, None, None, ctypes.c_int64(0)) == INVALID
+    assert "'layout' is 5" in last_error()
+
+
+def test_relative_attention_variants(rng):
+    q, k, v = _qkv(rng)
+    out = np.full(q.shape, np.nan, np.float32)
+    args = [ctypes.byref(tensor(a)) for a in (q, k, v, out)]
+    rel_k, rel_v = (rng.standard_normal((4, 5, 16)).astype(np.float32) for _ in range(2))
+    assert lib.posattn_attention_shaw(*args, None, ctypes.byref(tensor(rel_k)), ctypes.byref(tensor(rel_v))) == OK, last_error()
+    np.testing.assert_allclose(out, reference.shaw_attention(q, k, v, rel_k, rel_v), atol=2e-5)
+
+    r = rng.standard_normal((9, 16)).astype(np.float32)
+    u, v_bias = (rng.standard_normal((4, 16)).astype(np.float32) for _ in range(2))
+    causal = attention_options(causal=1)
+    assert lib.posattn_attention_transformer_xl(*args, ctypes.byref(causal), ctypes.byref(tensor(r)), ctypes.byref(tensor(u)),
+                                                ctypes.byref(tensor(v_bias)), ctypes.c_int64(4), ctypes.c_int64(0)) == OK, last_error()
+    np.testing.assert_allclose(out, reference.transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len=4), atol=2e-5)
+    assert lib.posattn_attention_transformer_xl(*args, None, ctypes.byref(tensor(r)), ctypes.byref(tensor(u)),
+                                                ctypes.byref(tensor(v_bias)), ctypes.c_int64(0), ctypes.c_int64(0)) == INVALID
+    assert "negative distance" in last_error()
+
+    emb = rng.standard_normal((20, 12)).astype(np.float32)
+    w = rng.standard_normal((64, 12)).astype(np.float32)
+    b = rng.standard_normal(64).astype(np.float32)
+    status = lib.posattn_attention_deberta(*args, None, ctypes.byref(tensor(emb)), ctypes.byref(tensor(w)), None,
+                                           ctypes.byref(tensor(w)), ctypes.byref(tensor(b)), ctypes.c_int64(-1),
+                                           ctypes.c_int64(10), 1)
+    assert status == OK, last_error()
+    expected = reference.deberta_attention(q, k, v, emb, w_key=w, w_query=w, b_query=b, max_relative_positions=10,
+                                           p2c_index="paper")
+    np.testing.assert_allclose(out, expected, atol=2e-5)
+    bucket = ctypes.c_int64()
+    assert lib.posattn_deberta_bucket(ctypes.c_int64(-600), ctypes.c_int64(256), ctypes.c_int64(512), ctypes.byref(bucket)) == OK
+    assert bucket.value == -270
+
+
+def test_linear(rng):
+    x, w, b = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((3, 7)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    out = np.full((5, 3), np.nan, np.float32)
+    assert lib.posattn_linear(ctypes.byref(tensor(x)), ctypes.byref(tensor(w)), ctypes.byref(tensor(b)), ctypes.byref(tensor(out))) == OK
+    np.testing.assert_allclose(out, x.astype(np.float64) @ w.T + b, atol=1e-5)
+    assert lib.posattn_linear(ctypes.byref(tensor(x)), ctypes.byref(tensor(w)), None, ctypes.byref(tensor(out[:, :2]))) == INVALID
+    assert "'out'" in last_error()
 
 
 def test_null_tensor_and_null_data_are_invalid_arguments(rng):

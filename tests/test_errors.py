@@ -66,7 +66,7 @@ def bad_cases():
          ["'t5_max_distance'", "more than 8"]),
         ("attention-t5-table-nan", attn(t5_table=lambda r, a: np.full((32, 4), np.nan, np.float32)), ["'t5_table'", "finite"]),
         ("attention-alibi-and-t5", attn(t5_table=lambda r, a: f32(r, 32, 4), alibi_slopes=lambda r, a: np.ones(4)),
-         ["'alibi', 't5' and 'rope'", "at most one"]),
+         ["'alibi', 't5', 'rope'", "at most one"]),
         ("attention-rope-q-positions", attn(rope=lambda r, a: dict(q_positions=np.arange(8, dtype=np.int32))),
          ["'q_positions'", "Lq, q's dimension 2"]),
         ("attention-rope-rotary", attn(rope=lambda r, a: dict(rotary_dim=18)), ["'rotary_dim'", "<= D = 16"]),
@@ -77,6 +77,56 @@ def bad_cases():
             q=f32(rng, 1, 2, 9, 8), k=f32(rng, 1, 2, 5, 8), v=f32(rng, 1, 2, 5, 8), rope={})),
          ["Lq = 9 > Lk = 5", "q_positions"]),
         ("attention-schedule", attn(schedule=lambda r, a: "nonesuch"), ["no kernel", "nonesuch", "hand"]),
+        ("attention-window-negative", attn(window=lambda r, a: -3), ["'window'", ">= 0"]),
+        ("attention-shaw-even-rows", attn(shaw=lambda r, a: dict(rel_k=f32(r, 8, 16), rel_v=f32(r, 8, 16))),
+         ["'rel_k'", "'rel_v'", "8 and 8 rows", "odd count 2K+1"]),
+        ("attention-shaw-rows-differ", attn(shaw=lambda r, a: dict(rel_k=f32(r, 9, 16), rel_v=f32(r, 7, 16))),
+         ["9 and 7 rows"]),
+        ("attention-shaw-heads", attn(shaw=lambda r, a: dict(rel_k=f32(r, 3, 9, 16), rel_v=f32(r, 9, 16))),
+         ["'rel_k'", "Hq, q's dimension 1"]),
+        ("attention-shaw-width", attn(shaw=lambda r, a: dict(rel_k=f32(r, 9, 16), rel_v=f32(r, 9, 15))),
+         ["'rel_v'", "Dv, v's dimension 3"]),
+        ("attention-shaw-nan", attn(shaw=lambda r, a: dict(rel_k=np.full((9, 16), np.nan, np.float32), rel_v=f32(r, 9, 16))),
+         ["'rel_k'", "NaN or Inf"]),
+        ("attention-shaw-missing", attn(shaw=lambda r, a: dict(rel_k=f32(r, 9, 16))), ["'shaw'", "no 'rel_v'"]),
+        ("attention-shaw-unknown-key", attn(shaw=lambda r, a: dict(rel_k=f32(r, 9, 16), rel_v=f32(r, 9, 16), k=3)),
+         ["'shaw'", "unknown key 'k'"]),
+        *[(f"attention-xl-{name}", attn(causal=lambda r, a, causal=causal: causal, transformer_xl=lambda r, a, change=change: {
+            **dict(r=f32(r, 13, 16), u=f32(r, 4, 16), v_bias=f32(r, 4, 16)), **change(r)}), fragments)
+          for name, causal, change, fragments in [
+            ("future-key", False, lambda r: {}, ["'causal' is false", "negative distance"]),
+            ("r-rows", True, lambda r: dict(r=f32(r, 12, 16)), ["'r' has 12 rows", "at least 13"]),
+            ("r-rows-clamped", True, lambda r: dict(r=f32(r, 4, 16), clamp_len=5), ["'r' has 4 rows", "at least 6"]),
+            ("u-shape", True, lambda r: dict(u=f32(r, 4, 15)), ["'u'", "D, q's dimension 3"]),
+            ("v-bias-heads", True, lambda r: dict(v_bias=f32(r, 2, 16)), ["'v_bias'", "Hq"]),
+            ("u-nan", True, lambda r: dict(u=np.full((4, 16), np.inf, np.float32)), ["'u'", "NaN or Inf"]),
+            ("clamp-negative", True, lambda r: dict(clamp_len=-1), ["'clamp_len'", ">= 0"]),
+            ("same-length-negative", True, lambda r: dict(same_length=-2), ["'same_length'", ">= 0"]),
+        ]],
+        *[(f"attention-deberta-{name}", attn(deberta=lambda r, a, change=change: {
+            **dict(rel_embeddings=f32(r, 24, 10), w_key=f32(r, 64, 10), w_query=f32(r, 64, 10),
+                   max_relative_positions=12), **change(r)}), fragments)
+          for name, change, fragments in [
+            ("embedding-rows", lambda r: dict(rel_embeddings=f32(r, 23, 10)), ["'rel_embeddings' has 23 rows", "2·span = 24"]),
+            ("weight-rows", lambda r: dict(w_key=f32(r, 60, 10)), ["'w_key'", "Hq·D = 64"]),
+            ("weight-hidden", lambda r: dict(w_query=f32(r, 64, 9)), ["'w_query'", "hidden"]),
+            ("bias-length", lambda r: dict(b_key=f32(r, 63)), ["'b_key'", "Hq·D = 64"]),
+            ("bias-without-weight", lambda r: dict(w_query=None, b_query=f32(r, 64)), ["'b_query'", "without its weight"]),
+            ("buckets", lambda r: dict(position_buckets=24, rel_embeddings=f32(r, 48, 10)), ["position_buckets = 24", "max_relative_positions - 1 > position_buckets/2"]),
+            ("p2c-index", lambda r: dict(p2c_index="transposed"), ["p2c_index 'transposed'", "'code' or 'paper'"]),
+            ("weight-nan", lambda r: dict(w_key=np.full((64, 10), np.nan, np.float32)), ["'w_key'", "NaN or Inf"]),
+            ("no-embeddings", lambda r: dict(rel_embeddings=None), ["'deberta'", "no 'rel_embeddings'"]),
+        ]],
+        ("attention-shaw-and-rope", attn(rope=lambda r, a: {}, shaw=lambda r, a: dict(rel_k=f32(r, 3, 16), rel_v=f32(r, 3, 16))),
+         ["more than one"]),
+        ("linear-weight-width", enc(posattn.linear, x=lambda r: f32(r, 5, 8), weight=lambda r: f32(r, 6, 7)),
+         ["'weight'", "E, x's dimension 1"]),
+        ("linear-bias-length", enc(posattn.linear, x=lambda r: f32(r, 5, 8), weight=lambda r: f32(r, 6, 8),
+                                   bias=lambda r: f32(r, 5)), ["'bias'", "O, weight's dimension 0"]),
+        ("linear-x-nan", enc(posattn.linear, x=lambda r: np.full((5, 8), np.nan, np.float32), weight=lambda r: f32(r, 6, 8)),
+         ["'x'", "NaN or Inf"]),
+        ("linear-out-shape", enc(posattn.linear, x=lambda r: f32(r, 5, 8), weight=lambda r: f32(r, 6, 8),
+                                 out=lambda r: np.zeros((5, 7), np.float32)), ["'out'", "O, weight's dimension 0"]),
         ("sinusoidal-positions-dtype", enc(posattn.sinusoidal, positions=lambda r: r.random(5), d=8),
          ["'positions'", "float64", "expected int32"]),
         ("sinusoidal-positions-int64-overflow", enc(posattn.sinusoidal, positions=lambda r: np.array([2**40]), d=8),
@@ -230,7 +280,11 @@ def test_alibi_slopes_needs_a_head():
 @pytest.mark.parametrize("name, make, fragments", [pytest.param(*c, id=c[0]) for c in bad_cases()])
 def test_bad_input_is_a_clear_error_and_touches_nothing(rng, name, make, fragments):
     fn, kwargs = make(rng)
-    snapshot = {k: v.copy() for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+    arrays = {k: v for k, v in kwargs.items() if isinstance(v, np.ndarray)}
+    for key, options in kwargs.items():  # the arrays inside a variant's dict (shaw=, deberta=, …)
+        if isinstance(options, dict):
+            arrays.update({f"{key}.{k}": v for k, v in options.items() if isinstance(v, np.ndarray)})
+    snapshot = {k: v.copy() for k, v in arrays.items()}
     with pytest.raises(posattn.Error) as info:
         fn(**kwargs)
     message = str(info.value)
@@ -238,7 +292,7 @@ def test_bad_input_is_a_clear_error_and_touches_nothing(rng, name, make, fragmen
     for fragment in fragments:
         assert fragment in message, (fragment, message)
     for key, before in snapshot.items():
-        np.testing.assert_array_equal(kwargs[key], before, err_msg=f"{key} was modified")
+        np.testing.assert_array_equal(arrays[key], before, err_msg=f"{key} was modified")
 
 
 def test_error_is_a_value_error():

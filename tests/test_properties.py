@@ -137,7 +137,9 @@ def test_floater_constant_field_gives_a_straight_line(rng, method):
     out = posattn.floater(N, p0, np.zeros((hidden, d + 1), np.float32), rng.standard_normal(hidden).astype(np.float32),
                           np.zeros((d, hidden + 1), np.float32), b2, dt=0.05, method=method)
     expected = p0 + b2 * (0.05 * np.arange(N))[:, None]
-    np.testing.assert_allclose(out, expected, atol=2e-5)
+    # Each of the N·5 float32 steps rounds by at most an ulp of |p| (2^-23·max|p|), in the worst
+    # case all in one direction.
+    np.testing.assert_allclose(out, expected, atol=N * 5 * 2.0**-23 * np.abs(expected).max())
 
 
 def test_floater_rotation_field_reproduces_the_interleaved_sinusoid():
@@ -222,6 +224,113 @@ def test_t5_attention_with_a_zero_table_is_plain_attention_at_scale_one(rng):
     q, k, v = _qkv(rng, 1, 4, 2, 20, 45, 32)
     zero = posattn.attention(q, k, v, causal=True, t5_table=np.zeros((32, 4), np.float32))
     np.testing.assert_allclose(zero, posattn.attention(q, k, v, causal=True, scale=1.0), atol=1e-6)
+
+
+def test_shaw_with_zero_tables_is_plain_attention_and_a_constant_value_row_adds_itself(rng):
+    q, k, v = _qkv(rng, 2, 4, 2, 20, 45, 32)
+    plain = posattn.attention(q, k, v, causal=True)
+    zero = np.zeros((9, 32), np.float32)
+    np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, shaw=dict(rel_k=zero, rel_v=zero)), plain, atol=1e-6)
+    row = rng.standard_normal(32).astype(np.float32)  # every distance's a^V is `row`: the weights sum to 1
+    shifted = posattn.attention(q, k, v, causal=True, shaw=dict(rel_k=zero, rel_v=np.tile(row, (9, 1))))
+    np.testing.assert_allclose(shifted, plain + row, atol=2e-5)
+
+
+def test_shaw_distances_beyond_k_share_the_edge_rows(rng):
+    """Only clip(j − p_i, −K, K) matters: with K ≥ L every pair has its own row, and a K beyond
+    the longest distance changes nothing once the edge rows are repeated."""
+    q, k, v = _qkv(rng, 1, 2, 2, 9, 9, 16)
+    rel_k, rel_v = rng.standard_normal((2, 9, 16)).astype(np.float32)
+    wide_k = np.concatenate([np.repeat(rel_k[:1], 6, 0), rel_k, np.repeat(rel_k[-1:], 6, 0)])
+    wide_v = np.concatenate([np.repeat(rel_v[:1], 6, 0), rel_v, np.repeat(rel_v[-1:], 6, 0)])
+    narrow = posattn.attention(q, k, v, shaw=dict(rel_k=rel_k, rel_v=rel_v))
+    np.testing.assert_allclose(posattn.attention(q, k, v, shaw=dict(rel_k=wide_k, rel_v=wide_v)), narrow, atol=2e-6)
+
+
+def test_transformer_xl_explicit_index_equals_the_literal_rel_shift_where_visible(rng):
+    q = rng.standard_normal((2, 3, 7, 8))
+    r, v_bias = rng.standard_normal((3, 19, 8)), rng.standard_normal((3, 8))
+    for Lk in (7, 12, 19):  # memory of 0, 5, 12
+        literal = reference.transformer_xl_bd_literal(q, r[:, :Lk], v_bias)
+        dist = (np.arange(7)[:, None] + Lk - 7) - np.arange(Lk)[None, :]
+        explicit = np.einsum("bhid,hijd->bhij", q + v_bias[None, :, None], r[:, np.clip(dist, 0, None)])
+        visible = dist >= 0
+        np.testing.assert_allclose(literal[..., visible], explicit[..., visible], atol=1e-12)
+        assert not np.allclose(literal[..., ~visible], explicit[..., ~visible])  # the part the mask removes
+
+
+def test_transformer_xl_reductions(rng):
+    """Zero u, v and r give plain causal attention; same_length is a window of mem_len; rows of r
+    past clamp_len are never read."""
+    q, k, v = _qkv(rng, 2, 4, 2, 20, 45, 32)
+    zeros = dict(r=np.zeros((45, 32), np.float32), u=np.zeros((4, 32), np.float32), v_bias=np.zeros((4, 32), np.float32))
+    np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, transformer_xl=zeros),
+                               posattn.attention(q, k, v, causal=True), atol=1e-6)
+    xl = dict(r=rng.standard_normal((4, 45, 32)).astype(np.float32), u=rng.standard_normal((4, 32)).astype(np.float32),
+              v_bias=rng.standard_normal((4, 32)).astype(np.float32))
+    same = posattn.attention(q, k, v, causal=True, transformer_xl={**xl, "same_length": 30})
+    np.testing.assert_array_equal(same, posattn.attention(q, k, v, causal=True, window=30, transformer_xl=xl))
+    clamped = posattn.attention(q, k, v, causal=True, transformer_xl={**xl, "clamp_len": 10})
+    far = xl["r"].copy()
+    far[:, 11:] = rng.standard_normal(far[:, 11:].shape)
+    np.testing.assert_array_equal(clamped, posattn.attention(q, k, v, causal=True,
+                                                             transformer_xl={**xl, "r": far, "clamp_len": 10}))
+
+
+def test_deberta_buckets_worked_values():
+    """SPEC §11 with 256 buckets and 512 positions; odd, monotone, the identity up to mid."""
+    delta = np.array([140, 200, 300, 511, 600, 1000])
+    assert list(posattn.deberta_bucket(delta, 256, 512)) == [137, 169, 207, 255, 270, 317]
+    assert list(posattn.deberta_bucket(-delta, 256, 512)) == [-137, -169, -207, -255, -270, -317]
+    everything = np.arange(-5000, 5000)
+    np.testing.assert_array_equal(posattn.deberta_bucket(everything[4872:5129], 256, 512), everything[4872:5129])
+    for buckets, max_rel in ((256, 512), (16, 64), (8, 40), (-1, 512)):
+        mine = posattn.deberta_bucket(everything, buckets, max_rel)
+        np.testing.assert_array_equal(mine, reference.deberta_bucket(everything, buckets, max_rel))
+        assert (np.diff(mine) >= 0).all()
+
+
+def test_deberta_closed_form_equals_the_literal_gather_and_transpose(rng):
+    B, H, L, D, hidden, span = 2, 3, 40, 8, 12, 16
+    q, k = rng.standard_normal((2, B, H, L, D))
+    emb = rng.standard_normal((2 * span, hidden))
+    w_key, w_query = rng.standard_normal((2, H * D, hidden))
+    b_key, b_query = rng.standard_normal((2, H * D))
+    literal = reference.deberta_scores_literal(q, k, emb, w_key, b_key, w_query, b_query, 8, 64)
+    rel = reference.deberta_bucket(np.arange(L)[:, None] - np.arange(L)[None, :], 8, 64)
+    idx = np.clip(rel + 8, 0, 15)
+    K_r = (emb[:16] @ w_key.T + b_key).reshape(16, H, D).transpose(1, 0, 2)
+    Q_r = (emb[:16] @ w_query.T + b_query).reshape(16, H, D).transpose(1, 0, 2)
+    closed = np.einsum("bhid,hijd->bhij", q, K_r[:, idx]) + np.einsum("bhjd,hijd->bhij", k, Q_r[:, idx])
+    np.testing.assert_allclose(literal, closed, atol=1e-10)
+    # The kernel against the literal scores.
+    q32, k32, v32 = (x.astype(np.float32) for x in (q, k, rng.standard_normal((B, H, L, D))))
+    out = posattn.attention(q32, k32, v32, deberta=dict(
+        rel_embeddings=emb.astype(np.float32), w_key=w_key.astype(np.float32), b_key=b_key.astype(np.float32),
+        w_query=w_query.astype(np.float32), b_query=b_query.astype(np.float32), position_buckets=8,
+        max_relative_positions=64))
+    expected = reference.attention(q32, k32, v32, scale=1 / np.sqrt(3 * D), relative_scores=literal)
+    np.testing.assert_allclose(out, expected, atol=2e-5, rtol=1e-5)
+
+
+def test_deberta_with_zero_projections_is_plain_attention_at_its_scale(rng):
+    q, k, v = _qkv(rng, 2, 4, 4, 20, 20, 16)
+    zero_w, zero_b = np.zeros((64, 10), np.float32), np.zeros(64, np.float32)
+    emb = rng.standard_normal((24, 10)).astype(np.float32)
+    both = dict(rel_embeddings=emb, w_key=zero_w, b_key=zero_b, w_query=zero_w, b_query=zero_b, max_relative_positions=12)
+    np.testing.assert_allclose(posattn.attention(q, k, v, deberta=both),
+                               posattn.attention(q, k, v, scale=1 / np.sqrt(3 * 16)), atol=1e-6)
+    one = dict(rel_embeddings=emb, w_key=zero_w, max_relative_positions=12)  # c2p only: 1/sqrt(2D)
+    np.testing.assert_allclose(posattn.attention(q, k, v, deberta=one),
+                               posattn.attention(q, k, v, scale=1 / np.sqrt(2 * 16)), atol=1e-6)
+
+
+def test_sliding_window(rng):
+    """A window of Lk or more masks nothing; a causal window of 1 sees only the query's own key."""
+    q, k, v = _qkv(rng, 2, 4, 2, 20, 45, 32)
+    np.testing.assert_array_equal(posattn.attention(q, k, v, causal=True, window=45), posattn.attention(q, k, v, causal=True))
+    own = posattn.attention(q, k, v, causal=True, window=1)
+    np.testing.assert_allclose(own, np.repeat(v, 2, axis=1)[:, :, 25:], atol=1e-6)
 
 
 @pytest.mark.parametrize("layout", ["neox", "gptj"])

@@ -97,12 +97,44 @@ posattn::AlibiForm alibi_form(int32_t form) {
     return posattn::AlibiForm(form);
 }
 
+posattn::RopeLayout rope_layout(int32_t layout) {
+    if (layout != POSATTN_ROPE_NEOX && layout != POSATTN_ROPE_GPTJ)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument 'layout' is " + std::to_string(layout) + "; expected 0 (neox) or 1 (gptj)");
+    return layout == POSATTN_ROPE_GPTJ ? posattn::RopeLayout::gptj : posattn::RopeLayout::neox;
+}
+
 posattn::AttentionOptions attention_options(const double *scale, int32_t causal, const posattn_tensor *key_lengths) {
     posattn::AttentionOptions options;
     if (scale) options.scale = *scale;
     options.causal = causal != 0;
     if (key_lengths) options.key_lengths = view(key_lengths, "key_lengths");
     return options;
+}
+
+posattn::AttentionOptions attention_options(const posattn_attention_options *c) {
+    posattn_attention_options defaults;
+    posattn_attention_options_init(&defaults);
+    if (!c) c = &defaults;
+    posattn::AttentionOptions options = attention_options(c->has_scale ? &c->scale : nullptr, c->causal, c->key_lengths);
+    options.window = c->window;
+    return options;
+}
+
+// Runs attention with the options and the variant set by `variant`.
+template <typename Variant>
+posattn_status attention_with(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                              const posattn_tensor *out, const posattn_attention_options *options, Variant variant) {
+    return guarded([&] {
+        posattn::AttentionOptions o = attention_options(options);
+        variant(o);
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), o);
+    });
+}
+
+std::optional<posattn::Tensor> optional_view(const posattn_tensor *t, const char *name) {
+    if (!t) return std::nullopt;
+    return view(t, name);
 }
 
 }  // namespace
@@ -206,12 +238,9 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
                             double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
                             int64_t seq_len) {
     return guarded([&] {
-        if (layout != POSATTN_ROPE_NEOX && layout != POSATTN_ROPE_GPTJ)
-            throw posattn::Error(posattn::Error::Kind::invalid_argument,
-                                 "posattn: argument 'layout' is " + std::to_string(layout) + "; expected 0 (neox) or 1 (gptj)");
         posattn::RopeOptions options;
         options.base = base;
-        options.layout = layout == POSATTN_ROPE_GPTJ ? posattn::RopeLayout::gptj : posattn::RopeLayout::neox;
+        options.layout = rope_layout(layout);
         options.rotary_dim = rotary_dim;
         options.scaling = rope_scaling(scaling);
         options.seq_len = seq_len;
@@ -300,6 +329,88 @@ posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num
         if (!bucket) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'bucket' is NULL");
         *bucket = posattn::t5_bucket(rel, bidirectional != 0, num_buckets, max_distance);
     });
+}
+
+void posattn_attention_options_init(posattn_attention_options *options) {
+    if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0};
+}
+
+posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                        const posattn_tensor *out, const posattn_attention_options *options) {
+    return attention_with(q, k, v, out, options, [](posattn::AttentionOptions &) {});
+}
+
+posattn_status posattn_attention_rope(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                      const posattn_tensor *out, const posattn_attention_options *options, double base,
+                                      int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
+                                      const posattn_tensor *q_positions, const posattn_tensor *k_positions,
+                                      int64_t seq_len) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        posattn::RopeAttention rope;
+        rope.base = base;
+        rope.layout = rope_layout(layout);
+        rope.rotary_dim = rotary_dim;
+        rope.scaling = rope_scaling(scaling);
+        rope.q_positions = optional_view(q_positions, "q_positions");
+        rope.k_positions = optional_view(k_positions, "k_positions");
+        rope.seq_len = seq_len;
+        o.rope = rope;
+    });
+}
+
+posattn_status posattn_attention_shaw(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                      const posattn_tensor *out, const posattn_attention_options *options,
+                                      const posattn_tensor *rel_k, const posattn_tensor *rel_v) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        o.shaw = posattn::ShawAttention{view(rel_k, "rel_k"), view(rel_v, "rel_v")};
+    });
+}
+
+posattn_status posattn_attention_transformer_xl(const posattn_tensor *q, const posattn_tensor *k,
+                                                const posattn_tensor *v, const posattn_tensor *out,
+                                                const posattn_attention_options *options, const posattn_tensor *r,
+                                                const posattn_tensor *u, const posattn_tensor *v_bias,
+                                                int64_t clamp_len, int64_t same_length) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        o.transformer_xl = posattn::TransformerXLAttention{view(r, "r"), view(u, "u"), view(v_bias, "v_bias"), clamp_len,
+                                                           same_length};
+    });
+}
+
+posattn_status posattn_attention_deberta(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                         const posattn_tensor *out, const posattn_attention_options *options,
+                                         const posattn_tensor *rel_embeddings, const posattn_tensor *w_key,
+                                         const posattn_tensor *b_key, const posattn_tensor *w_query,
+                                         const posattn_tensor *b_query, int64_t position_buckets,
+                                         int64_t max_relative_positions, int32_t p2c_index) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        if (p2c_index != POSATTN_DEBERTA_P2C_CODE && p2c_index != POSATTN_DEBERTA_P2C_PAPER)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'p2c_index' is " +
+                                                                             std::to_string(p2c_index) + "; expected 0 (code) or 1 (paper)");
+        posattn::DebertaAttention d;
+        d.rel_embeddings = view(rel_embeddings, "rel_embeddings");
+        d.w_key = optional_view(w_key, "w_key");
+        d.b_key = optional_view(b_key, "b_key");
+        d.w_query = optional_view(w_query, "w_query");
+        d.b_query = optional_view(b_query, "b_query");
+        d.position_buckets = position_buckets;
+        d.max_relative_positions = max_relative_positions;
+        d.p2c_index = p2c_index == POSATTN_DEBERTA_P2C_PAPER ? posattn::DebertaP2cIndex::paper : posattn::DebertaP2cIndex::code;
+        o.deberta = d;
+    });
+}
+
+posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions,
+                                      int64_t *bucket) {
+    return guarded([&] {
+        if (!bucket) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'bucket' is NULL");
+        *bucket = posattn::deberta_bucket(delta, position_buckets, max_relative_positions);
+    });
+}
+
+posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,
+                              const posattn_tensor *out) {
+    return guarded([&] { posattn::linear(view(x, "x"), view(weight, "weight"), optional_view(bias, "bias"), view(out, "out")); });
 }
 
 void posattn_set_num_threads(int32_t threads) { posattn::set_num_threads(threads); }

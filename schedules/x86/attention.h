@@ -99,6 +99,8 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         kt.compute_root().fuse(kh, kb, khb).parallel(khb).vectorize(kt.args()[0], p.vector_width, TailStrategy::GuardWithIf);
     }
 
+    for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.vector_width, TailStrategy::RoundUp);
+
     st.state.compute_at(out, task).vectorize(d, p.vector_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of
     // (one vector of value channels × value_rows query rows); p·v of the block is computed per
@@ -114,7 +116,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     merge_by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp);
     merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
     // Always a full register tile: channels past Dv read a clamped column and are never merged.
-    st.block_out.compute_at(st.state, dvo).bound_extent(d, value_tile).vectorize(d, p.vector_width).unroll(d).unroll(i);
+    st.block_out.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.vector_width).unroll(d).unroll(i);
     st.block_out.update()
         .reorder(d, i, st.block_keys.x)
         .vectorize(d, p.vector_width)

@@ -158,6 +158,62 @@ posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tenso
 posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
                                  int64_t *bucket);
 
+/* The masks and scale of the attention calls below; posattn_attention_options_init() sets
+ * the defaults (no mask, the variant's scale). */
+typedef struct posattn_attention_options {
+    int32_t has_scale; /* 0: the variant's default scale */
+    double scale;
+    int32_t causal;                     /* bottom-right aligned */
+    const posattn_tensor *key_lengths;  /* int32 [B], or NULL */
+    int64_t window;                     /* > 0: sliding window, p_i - j < window */
+} posattn_attention_options;
+void posattn_attention_options_init(posattn_attention_options *options);
+
+/* Plain attention with every mask; options NULL means the defaults. */
+posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                        const posattn_tensor *out, const posattn_attention_options *options);
+
+/* RoPE attention (SPEC §6): q and k rotated inside the kernel. q_positions int32 [Lq] or [B, Lq]
+ * and k_positions [Lk] or [B, Lk], or NULL for the defaults (keys 0 ... Lk-1, queries at the
+ * last Lq of them); rotary_dim 0 means D; seq_len 0 means max(key position) + 1. */
+posattn_status posattn_attention_rope(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                      const posattn_tensor *out, const posattn_attention_options *options, double base,
+                                      int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
+                                      const posattn_tensor *q_positions, const posattn_tensor *k_positions,
+                                      int64_t seq_len);
+
+/* Shaw et al. (SPEC §8): rel_k float32 [2K+1, D] or [Hq, 2K+1, D], rel_v [2K+1, Dv] or [Hq, 2K+1, Dv]. */
+posattn_status posattn_attention_shaw(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                      const posattn_tensor *out, const posattn_attention_options *options,
+                                      const posattn_tensor *rel_k, const posattn_tensor *rel_v);
+
+/* Transformer-XL (SPEC §10): r float32 [R, D] or [Hq, R, D] in ascending distance; u, v_bias
+ * [Hq, D]; clamp_len 0: none; same_length: mem_len, or 0. Needs causal (or key lengths that
+ * hide every later key). */
+posattn_status posattn_attention_transformer_xl(const posattn_tensor *q, const posattn_tensor *k,
+                                                const posattn_tensor *v, const posattn_tensor *out,
+                                                const posattn_attention_options *options, const posattn_tensor *r,
+                                                const posattn_tensor *u, const posattn_tensor *v_bias,
+                                                int64_t clamp_len, int64_t same_length);
+
+typedef enum posattn_deberta_p2c_index { POSATTN_DEBERTA_P2C_CODE = 0, POSATTN_DEBERTA_P2C_PAPER = 1 } posattn_deberta_p2c_index;
+/* DeBERTa v2/v3 (SPEC §11): rel_embeddings float32 [>= 2 span, hidden]; w_key/w_query [Hq*D, hidden]
+ * (c2p / p2c, NULL: that term off) and b_key/b_query [Hq*D] or NULL. position_buckets <= 0: no
+ * log buckets; max_relative_positions < 1: 512. */
+posattn_status posattn_attention_deberta(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                         const posattn_tensor *out, const posattn_attention_options *options,
+                                         const posattn_tensor *rel_embeddings, const posattn_tensor *w_key,
+                                         const posattn_tensor *b_key, const posattn_tensor *w_query,
+                                         const posattn_tensor *b_query, int64_t position_buckets,
+                                         int64_t max_relative_positions, int32_t p2c_index);
+/* DeBERTa's relative position of delta = query - key (SPEC §11), written to *bucket. */
+posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions,
+                                      int64_t *bucket);
+
+/* out = x * weight^T + bias, as torch's Linear: x float32 [N, E], weight [O, E], bias [O] or NULL, out [N, O]. */
+posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,
+                              const posattn_tensor *out);
+
 void posattn_set_num_threads(int32_t threads);
 /* The message of the last failed call on this thread ("" if none). */
 const char *posattn_last_error(void);
