@@ -17,8 +17,9 @@
 // Keys are processed in blocks of `key_block`. Each block yields its own max m_r, sum of
 // exponentials l_r and weighted values o_r; the running state (num, den, m) is merged with them:
 //   m' = max(m, m_r),  num' = num·e^(m−m') + o_r·e^(m_r−m'),  den' = den·e^(m−m') + l_r·e^(m_r−m').
-// The key block is the one tiling decision the algorithm itself must know, so the schedule
-// supplies it.
+// The query tile and the key block are the tiling decisions the algorithm itself must know (the
+// state is kept per query tile, so that key blocks no row of a tile sees are skipped), so the
+// schedule supplies them.
 #pragma once
 
 #include <functional>
@@ -86,17 +87,18 @@ struct AttentionStages {
     Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
     Halide::RDom blocks, block_keys, channels;
     Halide::Expr value_channels;  // Dv
-    int key_block;
+    int query_tile, key_block;
 };
 
 // q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch).
-inline AttentionStages define_attention(const AttentionDeclaration &decl, int key_block,
+inline AttentionStages define_attention(const AttentionDeclaration &decl, int query_tile, int key_block,
                                         Halide::Func q, Halide::Func k, Halide::Func v,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, Halide::Func key_lengths,
                                         Halide::Expr scale, Halide::Expr causal, Halide::Expr window) {
     using namespace Halide;
     AttentionStages st;
+    st.query_tile = query_tile;
     st.key_block = key_block;
     st.value_channels = Dv;
     st.out = Func("out_tile");
@@ -180,22 +182,26 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int ke
     st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max).
-    // A key block with no visible key for a row changes nothing in the merge below, so it is
-    // skipped: blocks past the row's causal limit, before its window, or past the key length.
-    Expr rb = st.blocks, first_key = rb * key_block, position = i + (Lk - Lq);
-    st.blocks.where(first_key < key_lengths(b));
-    st.blocks.where(!causal || first_key <= position);
-    st.blocks.where(position - (first_key + key_block - 1) < window);
-    st.state(d, i, h, b) = Tuple(0.0f, 0.0f, lowest);
-    Expr m_old = st.state(d, i, h, b)[2];
-    Expr m_blk = st.block_max(i, rb, h, b);
+    // The running state of query tile t, row i of the tile (query row t·query_tile + i). A key
+    // block past the tile's causal limit has no visible key for any of its rows, so the merge
+    // skips it. (Blocks before a window or past a key length are masked, not skipped: a predicate
+    // that bounds the block from below, or on a loaded value, leaves the p·v register tile at a
+    // data-dependent offset, which keeps it out of registers and halves the speed.)
+    Var t("t");
+    Expr row = t * query_tile + i, rb = st.blocks;
+    Expr last_position = t * query_tile + query_tile - 1 + (Lk - Lq);
+    st.blocks.where(!causal || rb * key_block <= last_position);
+    st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
+    Expr m_old = st.state(d, i, t, h, b)[2];
+    Expr m_blk = st.block_max(row, rb, h, b);
     Expr m_new = max(m_old, m_blk);
     Expr keep = softmax_exp(m_old - m_new), take = softmax_exp(m_blk - m_new);
-    st.state(d, i, h, b) = Tuple(st.state(d, i, h, b)[0] * keep + st.block_out(d, i, rb, h, b) * take,
-                                 st.state(d, i, h, b)[1] * keep + st.block_sum(i, rb, h, b) * take,
-                                 m_new);
-    Expr den = st.state(d, i, h, b)[1];
-    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, i, h, b)[0] / den, 0.0f);
+    st.state(d, i, t, h, b) = Tuple(st.state(d, i, t, h, b)[0] * keep + st.block_out(d, row, rb, h, b) * take,
+                                    st.state(d, i, t, h, b)[1] * keep + st.block_sum(row, rb, h, b) * take,
+                                    m_new);
+    Expr in_tile = i % query_tile, tile = i / query_tile;
+    Expr den = st.state(d, in_tile, tile, h, b)[1];
+    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, in_tile, tile, h, b)[0] / den, 0.0f);
     return st;
 }
 

@@ -7,12 +7,19 @@
 
 namespace posattn {
 
-// The key block is part of the algorithm's decomposition, so it is asked before generate().
-inline int attention_key_block(const Halide::Target &target, const std::string &params) {
+// The query tile and key block are part of the algorithm's decomposition, so they are asked
+// before generate().
+struct AttentionTiling {
+    int query_tile, key_block;
+};
+inline AttentionTiling attention_tiling(const Halide::Target &target, const std::string &params) {
     switch (target_family(target)) {
-    case TargetFamily::x86: return parse_schedule_params<x86::AttentionParams>(params).key_block;
+    case TargetFamily::x86: {
+        auto p = parse_schedule_params<x86::AttentionParams>(params);
+        return {p.query_tile, p.key_block};
     }
-    return 0;
+    }
+    return {};
 }
 
 inline void schedule_attention(const Halide::Target &target, const std::string &params,
