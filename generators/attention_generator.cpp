@@ -41,12 +41,9 @@ public:
     // computed by the runtime (clip for Shaw, distance for Transformer-XL, log buckets for
     // DeBERTa) and padded like bias_by_offset.
     Input<Buffer<float, 3>> *rel_k = nullptr, *rel_v = nullptr;  // shaw: a^K, a^V
-    Input<Buffer<int32_t, 1>> *rel_index = nullptr;              // shaw
-    // xl: r by distance p_i − j, clamped to [0, last_distance] in the kernel, so that a query tile
-    // computes (q + v)·r only for the distances it can see.
-    Input<Buffer<float, 3>> *r = nullptr;
-    Input<Buffer<float, 2>> *u = nullptr, *v_bias = nullptr;  // (d, h)
-    Input<int32_t> *last_distance = nullptr;
+    Input<Buffer<int32_t, 1>> *rel_index = nullptr;              // shaw, xl
+    Input<Buffer<float, 3>> *r = nullptr;                        // xl: r by distance
+    Input<Buffer<float, 2>> *u = nullptr, *v_bias = nullptr;     // xl: (d, h)
     Input<Buffer<float, 3>> *c2p_table = nullptr, *p2c_table = nullptr;  // deberta: K_r, Q_r
     Input<Buffer<int32_t, 1>> *c2p_index = nullptr, *p2c_index = nullptr;
 
@@ -70,7 +67,7 @@ public:
             r = add_input<Buffer<float, 3>>("r");
             u = add_input<Buffer<float, 2>>("u");
             v_bias = add_input<Buffer<float, 2>>("v_bias");
-            last_distance = add_input<int32_t>("last_distance");
+            rel_index = add_input<Buffer<int32_t, 1>>("rel_index");
         } else if (variant == "deberta") {
             c2p_table = add_input<Buffer<float, 3>>("c2p_table");
             p2c_table = add_input<Buffer<float, 3>>("p2c_table");
@@ -128,10 +125,7 @@ public:
         if (variant == "xl") {  // (q + u)·k + (q + v)·r_dist
             decl.transform_q = [this](Func x) { return add_per_head(x, *u, "q_plus_u"); };
             decl.relative_scores.push_back({false, [this](Func x) { return add_per_head(x, *v_bias, "q_plus_v"); },
-                                            table(r), r->dim(1).extent(), [this](const ScoreSite &s) {
-                                                return clamp(s.query_position - s.key, 0, *last_distance);
-                                            }});
-            last_distance->set_estimate(2047);
+                                            table(r), r->dim(1).extent(), by_offset(rel_index)});
             u->set_estimates({{0, 64}, {0, 8}});
             v_bias->set_estimates({{0, 64}, {0, 8}});
         }

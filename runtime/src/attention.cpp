@@ -227,7 +227,7 @@ void shaw_args(const Checker &check, const ShawAttention &shaw, const Shape &s, 
     args.by_offset("rel_index", std::move(index));
 }
 
-// Transformer-XL: r by the distance p_i − j, clamped to clamp_len; same_length is a sliding window.
+// Transformer-XL: the distance p_i − j, clamped to clamp_len; same_length is a sliding window.
 void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl, const Shape &s, bool causal,
                          const std::vector<int32_t> &key_lengths, EncodingArgs &args) {
     int64_t rows = table_rows(check, xl.r, "r", s.Hq, s.D, "D, q's dimension 3");
@@ -251,13 +251,15 @@ void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl,
     if (rows <= farthest)
         check.fail("argument 'r' has " + std::to_string(rows) + " rows; expected at least " + std::to_string(farthest + 1) +
                    " (distances 0 … min(Lk − 1, clamp_len))");
-    // The kernel clamps p_i − j to [0, last]; masked keys at a negative distance read row 0.
-    int64_t last = std::min(xl.clamp_len > 0 ? std::min(xl.clamp_len, rows - 1) : rows - 1, s.Lk - 1);
+    int64_t last = xl.clamp_len > 0 ? std::min(xl.clamp_len, rows - 1) : rows - 1;
+    RowsByOffset index = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
+        return std::clamp(delta + s.Lk - s.Lq, int64_t(0), last);  // masked offsets read any valid row
+    });
     args.function = "posattn_attn_xl_f32";
-    args.tensor("r", head_rows(xl.r, s.Hq, 0, last + 1));
+    args.tensor("r", head_rows(xl.r, s.Hq, index.first, index.count));
     args.tensor("u", xl.u);
     args.tensor("v_bias", xl.v_bias);
-    args.scalar("last_distance", int32_t(last));
+    args.by_offset("rel_index", std::move(index));
 }
 
 // DeBERTa: both terms' tables projected from the relative embeddings rows they use; a term that
