@@ -168,54 +168,57 @@ posattn::RopeLayout rope_layout(const std::string &layout) {
     invalid("rope", "argument 'layout' is '" + layout + "'; expected 'neox' or 'gptj'");
 }
 
-// attention(rope={...}): base, layout, rotary_dim, scaling, q_positions, k_positions, seq_len.
-posattn::RopeAttention rope_attention(const py::dict &dict) {
-    posattn::RopeAttention r;
+// The entries of a variant's dict: take(name, value) uses one or returns false for an unknown key.
+template <typename Take>
+void for_each_key(const char *argument, const py::dict &dict, Take take) {
     for (auto [key, value] : dict) {
         std::string name = py::str(key);
-        if (name == "base") r.base = value.cast<double>();
-        else if (name == "layout") r.layout = rope_layout(value.cast<std::string>());
-        else if (name == "rotary_dim") r.rotary_dim = value.is_none() ? 0 : value.cast<int64_t>();
-        else if (name == "scaling") r.scaling = rope_scaling("attention", value.is_none() ? std::nullopt : std::optional<py::dict>(value.cast<py::dict>()));
-        else if (name == "q_positions") { if (!value.is_none()) r.q_positions = view("attention", value.cast<py::array>(), "q_positions"); }
-        else if (name == "k_positions") { if (!value.is_none()) r.k_positions = view("attention", value.cast<py::array>(), "k_positions"); }
-        else if (name == "seq_len") r.seq_len = value.is_none() ? 0 : value.cast<int64_t>();
-        else invalid("attention", "argument 'rope' has an unknown key '" + name + "'");
-    }
-    return r;
-}
-
-// attention(shaw={...}, transformer_xl={...}, deberta={...}): each dict's keys are the fields
-// of the C++ struct of the same name; `set(name, value)` takes one or reports it unknown.
-template <typename Struct, typename Set>
-Struct attention_dict(const char *argument, const py::dict &dict, Set set) {
-    Struct s;
-    for (auto [key, value] : dict) {
-        std::string name = py::str(key);
-        if (!set(s, name, py::reinterpret_borrow<py::object>(value)))
+        if (!take(name, py::reinterpret_borrow<py::object>(value)))
             invalid("attention", std::string("argument '") + argument + "' has an unknown key '" + name + "'");
     }
-    return s;
 }
 
-// A required array entry of such a dict.
+// An optional array entry (None: not given).
+std::optional<Tensor> optional_array(const py::object &value, const std::string &name) {
+    if (value.is_none()) return std::nullopt;
+    return view("attention", value.cast<py::array>(), name.c_str());
+}
+
+// A required array entry.
 Tensor dict_array(const py::dict &dict, const char *argument, const char *key) {
     if (!dict.contains(key) || dict[key].is_none())
         invalid("attention", std::string("argument '") + argument + "' has no '" + key + "'; expected an array");
     return view("attention", dict[key].cast<py::array>(), key);
 }
 
+// attention(rope={...}): base, layout, rotary_dim, scaling, q_positions, k_positions, seq_len.
+posattn::RopeAttention rope_attention(const py::dict &dict) {
+    posattn::RopeAttention r;
+    for_each_key("rope", dict, [&](const std::string &name, const py::object &value) {
+        if (name == "base") r.base = value.cast<double>();
+        else if (name == "layout") r.layout = rope_layout(value.cast<std::string>());
+        else if (name == "rotary_dim") r.rotary_dim = value.is_none() ? 0 : value.cast<int64_t>();
+        else if (name == "scaling") r.scaling = rope_scaling("attention", value.is_none() ? std::nullopt : std::optional<py::dict>(value.cast<py::dict>()));
+        else if (name == "q_positions") r.q_positions = optional_array(value, name);
+        else if (name == "k_positions") r.k_positions = optional_array(value, name);
+        else if (name == "seq_len") r.seq_len = value.is_none() ? 0 : value.cast<int64_t>();
+        else return false;
+        return true;
+    });
+    return r;
+}
+
 posattn::ShawAttention shaw_attention(const py::dict &dict) {
-    posattn::ShawAttention shaw{dict_array(dict, "shaw", "rel_k"), dict_array(dict, "shaw", "rel_v")};
-    attention_dict<int>("shaw", dict, [](int &, const std::string &name, py::object) { return name == "rel_k" || name == "rel_v"; });
-    return shaw;
+    for_each_key("shaw", dict, [](const std::string &name, const py::object &) { return name == "rel_k" || name == "rel_v"; });
+    return {dict_array(dict, "shaw", "rel_k"), dict_array(dict, "shaw", "rel_v")};
 }
 
 posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
     const char *arg = "transformer_xl";
-    auto xl = attention_dict<posattn::TransformerXLAttention>(arg, dict, [](auto &x, const std::string &name, py::object value) {
-        if (name == "clamp_len") x.clamp_len = value.cast<int64_t>();
-        else if (name == "same_length") x.same_length = value.cast<int64_t>();
+    posattn::TransformerXLAttention xl;
+    for_each_key(arg, dict, [&](const std::string &name, const py::object &value) {
+        if (name == "clamp_len") xl.clamp_len = value.cast<int64_t>();
+        else if (name == "same_length") xl.same_length = value.cast<int64_t>();
         else return name == "r" || name == "u" || name == "v_bias";
         return true;
     });
@@ -226,22 +229,20 @@ posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
 }
 
 posattn::DebertaAttention deberta_attention(const py::dict &dict) {
-    auto de = attention_dict<posattn::DebertaAttention>("deberta", dict, [](auto &d, const std::string &name, py::object value) {
-        auto array = [&](std::optional<Tensor> &field) {
-            if (!value.is_none()) field = view("attention", value.cast<py::array>(), name.c_str());
-        };
+    posattn::DebertaAttention de;
+    for_each_key("deberta", dict, [&](const std::string &name, const py::object &value) {
         if (name == "rel_embeddings") return true;
-        else if (name == "w_key") array(d.w_key);
-        else if (name == "b_key") array(d.b_key);
-        else if (name == "w_query") array(d.w_query);
-        else if (name == "b_query") array(d.b_query);
-        else if (name == "position_buckets") d.position_buckets = value.cast<int64_t>();
-        else if (name == "max_relative_positions") d.max_relative_positions = value.cast<int64_t>();
+        else if (name == "w_key") de.w_key = optional_array(value, name);
+        else if (name == "b_key") de.b_key = optional_array(value, name);
+        else if (name == "w_query") de.w_query = optional_array(value, name);
+        else if (name == "b_query") de.b_query = optional_array(value, name);
+        else if (name == "position_buckets") de.position_buckets = value.cast<int64_t>();
+        else if (name == "max_relative_positions") de.max_relative_positions = value.cast<int64_t>();
         else if (name == "p2c_index") {
             std::string index = value.cast<std::string>();
             if (index != "code" && index != "paper")
                 invalid("attention", "argument 'deberta' has p2c_index '" + index + "'; expected 'code' or 'paper'");
-            d.p2c_index = index == "paper" ? posattn::DebertaP2cIndex::paper : posattn::DebertaP2cIndex::code;
+            de.p2c_index = index == "paper" ? posattn::DebertaP2cIndex::paper : posattn::DebertaP2cIndex::code;
         } else return false;
         return true;
     });

@@ -76,16 +76,17 @@ struct RowsByOffset : ByOffset<int32_t> {
 template <typename RowOf>
 RowsByOffset rows_by_offset(int64_t Lq, int64_t Lk, RowOf row_of) {
     RowsByOffset rows{{Lq, Lk, {}}};
-    std::vector<int64_t> row(size_t(rows.size()), INT64_MIN);
+    rows.values.assign(size_t(rows.size()), 0);  // padding reads row `first`
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     rows.for_each([&](int64_t delta, size_t at) {
-        row[at] = row_of(delta);
-        lo = std::min(lo, row[at]);
-        hi = std::max(hi, row[at]);
+        int64_t row = row_of(delta);  // a row of a table with an int32 extent
+        rows.values[at] = int32_t(row);
+        lo = std::min(lo, row);
+        hi = std::max(hi, row);
     });
-    if (lo <= hi) rows.first = lo, rows.count = hi - lo + 1;
-    rows.values.assign(row.size(), 0);
-    rows.for_each([&](int64_t, size_t at) { rows.values[at] = int32_t(row[at] - rows.first); });
+    if (lo > hi) return rows;
+    rows.first = lo, rows.count = hi - lo + 1;
+    rows.for_each([&](int64_t, size_t at) { rows.values[at] -= int32_t(lo); });
     return rows;
 }
 
@@ -276,43 +277,52 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
                    std::to_string(2 * span) + " (span: position_buckets, else max_relative_positions)");
     if (de.position_buckets > 0) deberta_bucket(0, de.position_buckets, max_rel);  // checks the bucket parameters
     int64_t hidden = emb.shape[1], HD = s.Hq * s.D;
-    int terms = 0;
-    auto term = [&](const std::optional<Tensor> &w, const std::optional<Tensor> &bias, const char *w_name,
-                    const char *b_name, bool paper_index, const char *table_name, const char *index_name) {
+    // Every argument is checked before either projection runs.
+    auto term_on = [&](const std::optional<Tensor> &w, const std::optional<Tensor> &bias, const char *w_name,
+                       const char *b_name) {
+        if (!w) {
+            if (bias) check.fail(std::string("argument '") + b_name + "' is given without its weight; expected both or neither");
+            return false;
+        }
+        check.tensor(*w, w_name, DType::float32, {2});
+        check.dim(*w, w_name, 0, HD, "Hq·D = " + std::to_string(HD));
+        check.dim(*w, w_name, 1, hidden, "hidden, rel_embeddings' dimension 1");
+        check.finite_values(*w, w_name);
+        if (bias) {
+            check.tensor(*bias, b_name, DType::float32, {1});
+            check.dim(*bias, b_name, 0, HD, "Hq·D = " + std::to_string(HD));
+            check.finite_values(*bias, b_name);
+        }
+        return true;
+    };
+    bool c2p = term_on(de.w_key, de.b_key, "w_key", "b_key"), p2c = term_on(de.w_query, de.b_query, "w_query", "b_query");
+    auto term = [&](bool on, const std::optional<Tensor> &w, const std::optional<Tensor> &bias, bool paper_index,
+                    const char *table_name, const char *index_name) {
+        std::vector<float> &table = args.floats.emplace_back();
+        if (!on) {
+            table.assign(size_t(s.D), 0.0f);
+            args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, 1, s.D}, {0, 0, 1}});
+            RowsByOffset first_row{{s.Lq, s.Lk, {}}};
+            first_row.values.assign(size_t(first_row.size()), 0);
+            args.by_offset(index_name, std::move(first_row));
+            return;
+        }
         RowsByOffset index = rows_by_offset(s.Lq, s.Lk, [&](int64_t delta) {
             int64_t bucket = deberta_bucket(paper_index ? -delta : delta, de.position_buckets, max_rel);
             return std::clamp(bucket + span, int64_t(0), 2 * span - 1);
         });
-        std::vector<float> &table = args.floats.emplace_back();
-        if (!w) {
-            index = RowsByOffset{{s.Lq, s.Lk, std::vector<int32_t>(size_t(index.size()), 0)}};
-            table.assign(size_t(s.D), 0.0f);
-            args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, 1, s.D}, {0, 0, 1}});
-        } else {
-            check.tensor(*w, w_name, DType::float32, {2});
-            check.dim(*w, w_name, 0, HD, "Hq·D = " + std::to_string(HD));
-            check.dim(*w, w_name, 1, hidden, "hidden, rel_embeddings' dimension 1");
-            check.finite_values(*w, w_name);
-            if (bias) {
-                check.tensor(*bias, b_name, DType::float32, {1});
-                check.dim(*bias, b_name, 0, HD, "Hq·D = " + std::to_string(HD));
-                check.finite_values(*bias, b_name);
-            }
-            table.resize(size_t(index.count * HD));
-            int64_t row_stride = emb.stride(0);
-            Tensor rows{static_cast<float *>(emb.data) + index.first * row_stride, DType::float32, {index.count, hidden}, {row_stride, emb.stride(1)}};
-            linear(rows, *w, bias, Tensor{table.data(), DType::float32, {index.count, HD}, {}}, call);
-            args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, index.count, s.D}, {s.D, HD, 1}});
-            terms++;
-        }
+        table.resize(size_t(index.count * HD));
+        int64_t row_stride = emb.stride(0);
+        Tensor rows{static_cast<float *>(emb.data) + index.first * row_stride, DType::float32, {index.count, hidden},
+                    {row_stride, emb.stride(1)}};
+        linear(rows, *w, bias, Tensor{table.data(), DType::float32, {index.count, HD}, {}}, call);
+        args.tensor(table_name, Tensor{table.data(), DType::float32, {s.Hq, index.count, s.D}, {s.D, HD, 1}});
         args.by_offset(index_name, std::move(index));
     };
-    term(de.w_key, de.b_key, "w_key", "b_key", false, "c2p_table", "c2p_index");
-    term(de.w_query, de.b_query, "w_query", "b_query", de.p2c_index == DebertaP2cIndex::paper, "p2c_table", "p2c_index");
-    for (auto [bias, w, name] : {std::tuple{&de.b_key, &de.w_key, "b_key"}, {&de.b_query, &de.w_query, "b_query"}})
-        if (*bias && !*w) check.fail(std::string("argument '") + name + "' is given without its weight; expected both or neither");
+    term(c2p, de.w_key, de.b_key, false, "c2p_table", "c2p_index");
+    term(p2c, de.w_query, de.b_query, de.p2c_index == DebertaP2cIndex::paper, "p2c_table", "p2c_index");
     args.function = "posattn_attn_deberta_f32";
-    args.default_scale = 1.0 / std::sqrt(double(s.D) * double(1 + terms));
+    args.default_scale = 1.0 / std::sqrt(double(s.D) * double(1 + int(c2p) + int(p2c)));
 }
 
 }  // namespace
@@ -358,6 +368,11 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (encodings > 1)
         check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl' and 'deberta': more than one given (" +
                    std::to_string(encodings) + "); expected at most one position encoding");
+    // The kernel's int32 mask arithmetic (window + key) needs keys well inside 2^31.
+    if (s.Lk > (int64_t(1) << 30))
+        check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^30");
+    // q, k and v are checked before an encoding's own work (DeBERTa's projections).
+    for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, args);
@@ -367,12 +382,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (o.deberta) deberta_args(check, *o.deberta, s, call, args);
     double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
     check.finite(scale, "scale");
-    // Any window >= Lk masks nothing; the kernel's int32 mask arithmetic (window + key) needs
-    // window and keys well inside 2^31.
+    // Any window >= Lk masks nothing.
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
-    if (s.Lk > (int64_t(1) << 30))
-        check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^30");
-    for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     if (out.numel() == 0) return;
 
     if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
