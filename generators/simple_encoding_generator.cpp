@@ -5,7 +5,10 @@
 //               L = 1) or 1/L ('length') per sequence.
 //   binary:     PE = bit c of p (bit d−1−c with msb_first), as {0, 1} or, signed, {−1, +1}.
 //               The runtime checks 0 ≤ p < 2^d first.
-//   sin_only:   PE = sin(p · base^(−c/d)): d distinct frequencies, no cosine partner.
+//   sin_only:   PE = sin(p · base^(−c/d)): d distinct frequencies, no cosine partner. The
+//               runtime passes each channel's turns per position, frac(base^(−c/d) / 2π), as a
+//               0.64 fixed-point fraction Q in two int32 rows: hi + [lo ≥ 2^31], and lo read as
+//               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "trig.h"
@@ -24,7 +27,7 @@ public:
     // Added by configure() for the kinds and forms that take them:
     Input<Buffer<double, 1>> *inv_length = nullptr;    // normalized: [B]
     Input<bool> *signed_bits = nullptr, *msb_first = nullptr;  // binary
-    Input<double> *base = nullptr;                     // sin_only
+    Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
     Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
     Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
 
@@ -35,7 +38,7 @@ public:
             signed_bits = add_input<bool>("signed_bits");
             msb_first = add_input<bool>("msb_first");
         } else if (kind == "sin_only") {
-            base = add_input<double>("base");
+            turns = add_input<Buffer<int32_t, 2>>("turns");
         } else if (kind != "integer") {
             throw CompileError("simple_encoding: unknown kind '" + std::string(kind) +
                                "'; expected integer, normalized, binary or sin_only");
@@ -59,9 +62,11 @@ public:
             signed_bits->set_estimate(false);
             msb_first->set_estimate(false);
         } else {
-            column_omega(c) = pow(*base, -cast<double>(c) / cast<double>(d));
-            pe = sin_quarter_turns(cast<double>(p) * column_omega(c), 0);
-            base->set_estimate(10000.0);
+            // The high word of p·Q mod 2^64 is p·hi + ⌊p·lo / 2^32⌋ mod 2^32, a 0.32 fixed-point
+            // turn (the low word dropped is < 2^−32 turn). Unsigned, so that it wraps.
+            Expr carry = cast<uint32_t>((cast<int64_t>(p) * cast<int64_t>((*turns)(c, 1))) >> 32);
+            pe = sin_of_turns(cast<uint32_t>(p) * cast<uint32_t>((*turns)(c, 0)) + carry);
+            turns->set_estimates({{0, 1024}, {0, 2}});
         }
         out(c, s, b) = fused ? (*x)(c, s, b) + pe : pe;
 
@@ -74,14 +79,11 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        std::vector<Func> column_tables;
-        if (column_omega.defined()) column_tables.push_back(column_omega);
-        schedule_encoding(get_target(), schedule_params, out, column_tables);
+        schedule_encoding(get_target(), schedule_params, out);
     }
 
 private:
     Var c{"c"}, s{"s"}, b{"b"};
-    Func column_omega{"column_omega"};
 };
 
 }  // namespace posattn

@@ -1,4 +1,4 @@
-// Vectorizable sine with the argument reduction done in float64.
+// Vectorizable sines: from a float64 angle, or from a fixed-point fraction of a turn.
 //
 // Halide's sin/cos call libm per lane (no vectorization), and fast_sin is only accurate to 1e-5.
 // Sinusoidal encodings take angles p·ω up to ~2^31, where a float32 product already has an
@@ -27,6 +27,23 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
     // Quadrants 1 and 3 take the cosine; quadrants 2 and 3 flip the sign bit.
     Expr value = select((quadrant & 1) == 1, cos_r, sin_r);
     Expr sign = cast<uint32_t>(quadrant & 2) << 30;
+    return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign);
+}
+
+// sin(2π·turns/2^32) as float32 (≤ 2 ulp) for a 0.32 fixed-point fraction of a turn (UInt(32),
+// wrapping: integer arithmetic does the whole argument reduction exactly). The nearest half turn
+// is taken out (its parity is the sign) and r = 2π·rest ∈ [−π/2, π/2] goes through an odd
+// polynomial of degree 9 (a relative-error least-squares fit on that interval, 6e-9).
+inline Halide::Expr sin_of_turns(Halide::Expr turns) {
+    using namespace Halide;
+    const Expr quarter_turn(uint32_t(1) << 30), sign_bit(uint32_t(1) << 31);
+    Expr sign = (turns + quarter_turn) & sign_bit;        // an odd number of half turns
+    Expr rest = reinterpret<int32_t>(turns << 1) >> 1;    // turns − half turns, in [−2^30, 2^30)
+    Expr r = cast<float>(rest) * 1.4629180792671596e-09f;  // 2π / 2^32
+    Expr r2 = r * r;
+    Expr poly = -0.16666659712791443f +
+                r2 * (0.00833306647837162f + r2 * (-0.00019809602235909551f + r2 * 2.6057803097501164e-06f));
+    Expr value = r + r * r2 * poly;
     return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign);
 }
 

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "internal.h"
 
@@ -182,7 +184,21 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     check_encoding(check, x, positions, out);
     check.finite(base, "base");
     if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
-    run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) { k.arg("base", base); });
+    // Each channel's turns per position, frac(base^(−c/d) / 2π), as a 0.64 fixed-point fraction Q,
+    // split for the kernel into two rows of int32 words: hi + [lo ≥ 2^31], then lo read as signed.
+    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
+    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
+    int64_t d = out.shape.back();
+    std::vector<int32_t> turns(size_t(2 * d));
+    for (int64_t c = 0; c < d; c++) {
+        long double t = std::pow(base, -double(c) / double(d)) * inv_two_pi;  // ω as the reference rounds it
+        auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+        auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
+        turns[size_t(c)] = int32_t(hi);
+        turns[size_t(d + c)] = int32_t(lo);
+    }
+    HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
+    run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) { k.arg("turns", turns_view); });
 }
 
 }  // namespace
