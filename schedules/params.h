@@ -11,9 +11,9 @@
 
 namespace posattn {
 
+// `defaults` (a target family's, schedules/<family>/) overridden by the fields named in `text`.
 template <typename Params>
-Params parse_schedule_params(const std::string &text) {
-    Params params;
+Params parse_schedule_params(const std::string &text, Params params) {
     std::map<std::string, int> given;
     std::stringstream items(text);
     std::string item;
@@ -26,9 +26,13 @@ Params parse_schedule_params(const std::string &text) {
     }
     params.fields([&](const char *name, int &field) {
         auto it = given.find(name);
-        if (it == given.end()) return;
-        field = it->second;
-        given.erase(it);
+        if (it != given.end()) {
+            field = it->second;
+            given.erase(it);
+        }
+        if (field <= 0)
+            throw Halide::CompileError(std::string("posattn: schedule parameter '") + name + "' is " +
+                                       std::to_string(field) + "; expected a positive value");
     });
     if (!given.empty())
         throw Halide::CompileError("posattn: unknown schedule parameter '" + given.begin()->first + "'");

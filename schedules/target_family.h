@@ -6,11 +6,15 @@
 
 namespace posattn {
 
-enum class TargetFamily { x86 };
+enum class TargetFamily { x86, arm };
 
 inline TargetFamily target_family(const Halide::Target &target) {
-    if (target.arch == Halide::Target::X86 && !target.has_gpu_feature()) return TargetFamily::x86;
-    throw Halide::CompileError(std::string("posattn: no schedule for target ") + target.to_string() + " (schedules exist for: x86)");
+    if (!target.has_gpu_feature()) {
+        if (target.arch == Halide::Target::X86) return TargetFamily::x86;
+        if (target.arch == Halide::Target::ARM && target.bits == 64) return TargetFamily::arm;
+    }
+    throw Halide::CompileError(std::string("posattn: no schedule for target ") + target.to_string() +
+                               " (schedules exist for: x86, arm-64)");
 }
 
 }  // namespace posattn

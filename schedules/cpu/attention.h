@@ -1,29 +1,26 @@
-// x86 schedule of the generic fused attention (generators/attention.h).
+// CPU schedule (x86, ARM) of the generic fused attention (generators/attention.h); each
+// family's defaults are in schedules/<family>/attention.h.
 //
 // Per parallel task: one query tile of one (head, batch). q is transposed once per tile so that
 // q·k vectorizes over query rows; for each key block the scores live in a register tile
 // (query rows × `score_keys` keys), the softmax statistics in small buffers, and p·v in a
 // register tile (`value_rows` rows × `value_vectors` vectors of channels) merged into the running state.
-//
-// Measured 2026-11-30 on this project's machine (AMD EPYC, AVX-512, 2 threads), B=1, H=8,
-// L=2048, D=64: ~50 ms = 170-175 GFLOP/s, 73-75% of the measured 2-thread FMA peak (~232 GFLOP/s);
-// the Adams2019 build of the same algorithm is 2.5x slower (bench/bench.py).
 #pragma once
 
 #include "Halide.h"
 #include "generators/attention.h"
 
-namespace posattn::x86 {
+namespace posattn::cpu {
 
 struct AttentionParams {
-    int vector_width = 16;  // float32 lanes (AVX-512)
-    int query_tile = 32;    // query rows per task; a multiple of vector_width
-    int key_block = 256;    // keys per online-softmax block
-    int score_keys = 8;     // keys per q·k register tile
-    int value_rows = 8;     // query rows per p·v register tile
-    int value_vectors = 2;  // vectors of value channels per p·v register tile
-    int relative_rows = 8;  // table rows per register tile of a query-side relative term
-    int relative_keys = 8;  // keys per register tile of a key-side relative term
+    int vector_width = 0;  // float32 lanes per vector
+    int query_tile = 0;  // query rows per task; a multiple of vector_width
+    int key_block = 0;  // keys per online-softmax block
+    int score_keys = 0;  // keys per q·k register tile
+    int value_rows = 0;  // query rows per p·v register tile
+    int value_vectors = 0;  // vectors of value channels per p·v register tile
+    int relative_rows = 0;  // table rows per register tile of a query-side relative term
+    int relative_keys = 0;  // keys per register tile of a key-side relative term
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -150,4 +147,4 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .unroll(jj);
 }
 
-}  // namespace posattn::x86
+}  // namespace posattn::cpu

@@ -1,18 +1,15 @@
-// x86 schedules of the elementwise encodings (sinusoidal, learned; table and fused "x + PE").
+// CPU schedules (x86, ARM) of the elementwise encodings (table and fused "x + PE" forms); each
+// family's defaults are in schedules/<family>/encodings.h.
 // Rows in parallel, channels in full vectors, per-column tables computed once per call.
-// Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads, [8, 8192, 1024] float32, bench/bench.py):
-// sinusoid table interleaved 26 GB/s (73-78% of the copy stream, 93% of the fill), half 18-20 GB/s
-// (~100% of a fill with its two-run store pattern), x + sinusoid 33 GB/s (~99% of copy), learned
-// gathers 31 GB/s (~98% of copy). rows_per_task 64 over 16: +8% on the tables.
 #pragma once
 
 #include "Halide.h"
 
-namespace posattn::x86 {
+namespace posattn::cpu {
 
 struct EncodingParams {
-    int vector_width = 16;    // float32 lanes per vector (AVX-512)
-    int rows_per_task = 64;   // (batch, position) rows per parallel task
+    int vector_width = 0;  // float32 lanes per vector
+    int rows_per_task = 0;  // (batch, position) rows per parallel task
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -36,7 +33,7 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const EncodingParams &p = {}) {
+                              const EncodingParams &p) {
     Halide::Var c = out.args()[0];
     parallel_rows(out, out.args()[1], out.args()[2], p);
     out.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
@@ -49,7 +46,7 @@ inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> 
 // layout stores two dense vectors, and the interleaved one two stride-2 vectors, which Halide
 // merges into dense interleaving stores.
 inline void schedule_pair_encoding(Halide::Func out, Halide::Func column, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const EncodingParams &p = {}) {
+                                   const std::vector<Halide::Expr> &layouts, const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1];
     parallel_rows(out, out.args()[2], out.args()[3], p);
@@ -59,4 +56,4 @@ inline void schedule_pair_encoding(Halide::Func out, Halide::Func column, Halide
     schedule_column_tables({column}, p);
 }
 
-}  // namespace posattn::x86
+}  // namespace posattn::cpu

@@ -1,9 +1,6 @@
-// x86 schedule of one FLOATER step: every stage's two products are computed whole (each needs the
+// CPU schedule (x86, ARM) of one FLOATER step: every stage's two products are computed whole (each needs the
 // previous stage complete), vectorized over output rows, which are split into parallel tasks;
 // the reduction runs over the input rows of the transposed weights, one contiguous row at a time.
-// Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads), d = hidden = 512, 6 states, rk4_38:
-// ~1.1 ms per position (5 steps), 112 GFLOP/s, ~48% of the FMA peak, 6x NumPy on OpenBLAS (twice
-// the speed of accumulating in memory). The weights (2 MiB) stream from L2/L3 each stage.
 #pragma once
 
 #include "Halide.h"
@@ -15,13 +12,13 @@ struct FloaterStage {
     Halide::Func state, hidden, k;
 };
 
-namespace x86 {
+namespace cpu {
 
 struct FloaterParams {
-    int vector_width = 16;   // float32 lanes (AVX-512)
-    int rows_per_task = 64;  // output rows (hidden units or channels) per parallel task
-    int row_vectors = 4;     // vectors of rows per register tile
-    int states_per_tile = 3; // states (initial values) per register tile
+    int vector_width = 0;  // float32 lanes per vector
+    int rows_per_task = 0;  // output rows (hidden units or channels) per parallel task
+    int row_vectors = 0;  // vectors of rows per register tile
+    int states_per_tile = 0;  // states (initial values) per register tile
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -33,7 +30,7 @@ struct FloaterParams {
 };
 
 inline void schedule_floater_step(Halide::Func y_next, const std::vector<FloaterStage> &stages,
-                                  const FloaterParams &p = {}) {
+                                  const FloaterParams &p) {
     using namespace Halide;
     // Each product f is stored through a wrapper; f itself is computed per register tile of
     // row_vectors × states_per_tile accumulators, which stay in registers along the reduction,
@@ -63,5 +60,5 @@ inline void schedule_floater_step(Halide::Func y_next, const std::vector<Floater
     y_next.vectorize(y_next.args()[0], p.vector_width, TailStrategy::GuardWithIf);
 }
 
-}  // namespace x86
+}  // namespace cpu
 }  // namespace posattn

@@ -1,19 +1,16 @@
-// x86 schedule of the linear generator: a register-tiled matrix product, vectorized over outputs.
-//
-// Measured 2026-11-30 on this project's machine (AMD EPYC, AVX-512, 2 threads), N=512, E=O=768:
-// see bench/bench.py's linear row.
+// CPU schedule (x86, ARM) of the linear generator: a register-tiled matrix product, vectorized over outputs.
 #pragma once
 
 #include "Halide.h"
 #include "generators/linear.h"
 
-namespace posattn::x86 {
+namespace posattn::cpu {
 
 struct LinearParams {
-    int vector_width = 16;   // float32 lanes (AVX-512)
-    int tile_vectors = 2;    // vectors of outputs per register tile
-    int tile_rows = 6;       // rows of x per register tile
-    int rows_per_task = 48;  // rows of x per parallel task, a multiple of tile_rows
+    int vector_width = 0;  // float32 lanes per vector
+    int tile_vectors = 0;  // vectors of outputs per register tile
+    int tile_rows = 0;  // rows of x per register tile
+    int rows_per_task = 0;  // rows of x per parallel task, a multiple of tile_rows
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -49,4 +46,4 @@ inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearPara
         .unroll(n);
 }
 
-}  // namespace posattn::x86
+}  // namespace posattn::cpu

@@ -1,18 +1,16 @@
-// x86 schedule of RoPE. Tasks are tiles of positions of one batch; a tile's cos/sin table is
+// CPU schedule (x86, ARM) of RoPE. Tasks are tiles of positions of one batch; a tile's cos/sin table is
 // computed once and used by every head, so the trigonometry costs 1/H of a per-head one. Within
 // a head the tile's rows are contiguous memory, one stream in and one out.
-// Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads), q [2, 32, 4096, 128] float32: 94% of the
-// copy stream with 128 positions per task (83% with 32: each head's rows then form short runs).
 #pragma once
 
 #include "Halide.h"
 
-namespace posattn::x86 {
+namespace posattn::cpu {
 
 struct RopeParams {
-    int vector_width = 16;       // float32 lanes (AVX-512)
-    int positions_per_task = 128;  // rows of one head per tile; the tile's cos/sin is shared by all heads
-    int pass_rows_per_task = 64;  // rows per task of the pass-through copy
+    int vector_width = 0;  // float32 lanes per vector
+    int positions_per_task = 0;  // rows of one head per tile; the tile's cos/sin is shared by all heads
+    int pass_rows_per_task = 0;  // rows per task of the pass-through copy
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -23,7 +21,7 @@ struct RopeParams {
 };
 
 inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func rotated, Halide::Func cos_sin,
-                          const std::vector<Halide::Expr> &layouts, const RopeParams &p = {}) {
+                          const std::vector<Halide::Expr> &layouts, const RopeParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
     Var lo("lo"), li("li"), task("task");
@@ -48,4 +46,4 @@ inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func 
         .vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
 }
 
-}  // namespace posattn::x86
+}  // namespace posattn::cpu

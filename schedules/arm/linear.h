@@ -1,0 +1,20 @@
+// ARM (AArch64 NEON: 4 float32 lanes, 32 vector registers) defaults of the CPU linear schedule
+// (schedules/cpu/linear.h), sized so each register tile fits the 32 registers. Not measured on
+// ARM hardware yet: this project's machine runs ARM only under qemu, whose timings mean nothing.
+// arm_dot_prod and arm_fp16 add no float32 instruction, so these float32 kernels don't use them.
+#pragma once
+
+#include "schedules/cpu/linear.h"
+
+namespace posattn::arm {
+
+inline cpu::LinearParams linear_defaults() {
+    cpu::LinearParams p;
+    p.vector_width = 4;
+    p.tile_vectors = 4;
+    p.tile_rows = 6;
+    p.rows_per_task = 48;
+    return p;
+}
+
+}  // namespace posattn::arm

@@ -1,0 +1,20 @@
+// x86 defaults (AVX-512: 16 float32 lanes, 32 vector registers) of the CPU elementwise encoding schedule
+// (schedules/cpu/encodings.h).
+// Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads, [8, 8192, 1024] float32, bench/bench.py):
+// sinusoid table interleaved 26 GB/s (73-78% of the copy stream, 93% of the fill), half 18-20 GB/s
+// (~100% of a fill with its two-run store pattern), x + sinusoid 33 GB/s (~99% of copy), learned
+// gathers 31 GB/s (~98% of copy). rows_per_task 64 over 16: +8% on the tables.
+#pragma once
+
+#include "schedules/cpu/encodings.h"
+
+namespace posattn::x86 {
+
+inline cpu::EncodingParams encoding_defaults() {
+    cpu::EncodingParams p;
+    p.vector_width = 16;
+    p.rows_per_task = 64;
+    return p;
+}
+
+}  // namespace posattn::x86
