@@ -10,9 +10,13 @@ build:
 run: build
 	$(ENV) $(PY) bench/bench.py --repeats 5
 
+# The host (x86) leg, then the ARM leg (cross-built, run under qemu), then the coverage matrix.
 test: build
 	./build/c_api_smoke
 	$(ENV) $(PY) -m pytest -q tests
+	scripts/build_arm.sh
+	scripts/test_arm.sh
+	$(PY) scripts/coverage.py
 
 bench: build
 	$(ENV) $(PY) bench/bench.py --repeats 15 --json build/bench.json

@@ -14,6 +14,10 @@ done
 if ((${#missing[@]})); then
   echo "setup: installing Debian packages: ${missing[*]}"
   sudo_cmd=(); [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  # The ARM leg runs Debian's arm64 libpython under qemu (multiarch).
+  if printf '%s\n' "${missing[@]}" | grep -q ':arm64$' && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    "${sudo_cmd[@]}" dpkg --add-architecture arm64
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
@@ -25,4 +29,19 @@ if ! cmp -s "$root/scripts/requirements.txt" "$stamp" 2>/dev/null; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
   cp "$root/scripts/requirements.txt" "$stamp"
+fi
+
+# NumPy for the ARM leg's Python (tests under qemu): PyPI's aarch64 wheel of the pinned version,
+# unpacked beside the host environment; pure-Python packages (pytest) come from .venv itself.
+numpy_pin=$(grep '^numpy==' "$root/scripts/requirements.txt")
+arm_site="$root/.venv/arm64-site-packages"
+if ! cmp -s <(echo "$numpy_pin") "$arm_site/.requirements" 2>/dev/null; then
+  echo "setup: fetching $numpy_pin for aarch64"
+  rm -rf "$arm_site" && mkdir -p "$arm_site"
+  wheels=$(mktemp -d)
+  "$venv/bin/pip" download -q --disable-pip-version-check --only-binary=:all: --no-deps --implementation cp \
+    --python-version 3.11 --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 "$numpy_pin" -d "$wheels"
+  "$venv/bin/python" -m zipfile -e "$wheels"/numpy-*.whl "$arm_site"
+  rm -rf "$wheels"
+  echo "$numpy_pin" > "$arm_site/.requirements"
 fi

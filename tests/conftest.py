@@ -1,3 +1,4 @@
+import collections
 import json
 import os
 import pathlib
@@ -7,7 +8,12 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "build" / "python"))
+# The build under test: build/ (the host's), or another family's (POSATTN_BUILD=build-arm, run by
+# scripts/test_arm.sh on that family's Python under qemu).
+BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
+sys.path.insert(0, str(BUILD / "python"))
+# Only the host's own build has autoscheduled baselines (cross builds have hand schedules only).
+NATIVE_BUILD = BUILD == ROOT / "build"
 
 # Fresh random inputs every run; the seed is printed so a failure can be replayed with
 # POSATTN_SEED=<seed> make test.
@@ -26,3 +32,22 @@ def rng(request):
 
 def manifest_functions():
     return [k["function"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]]
+
+
+# This leg's coverage (kernel × backend outcomes of the harness), written to <build>/harness.json
+# for scripts/coverage.py, which prints the matrix over every backend's leg.
+HARNESS_TEST = "test_kernel_matches_float64_reference["
+_coverage = collections.defaultdict(collections.Counter)
+
+
+def pytest_runtest_logreport(report):
+    case = report.nodeid.partition(HARNESS_TEST)[2]
+    if case and (report.when == "call" or report.outcome != "passed"):
+        kernel, _, family = case.partition(":")[0].rpartition(".")
+        _coverage[(kernel, family)][report.outcome] += 1
+
+
+def pytest_sessionfinish(session):
+    if _coverage:
+        rows = [dict(kernel=k, family=f, **counts) for (k, f), counts in sorted(_coverage.items())]
+        (BUILD / "harness.json").write_text(json.dumps(rows, indent=1))

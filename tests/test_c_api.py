@@ -5,10 +5,10 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import BUILD
 from posattn import reference
 
-lib = ctypes.CDLL(str(ROOT / "build" / "libposattn.so"))
+lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
 OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
 F32, F64, I32, I64 = range(4)
 

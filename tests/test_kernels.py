@@ -8,7 +8,7 @@ import pytest
 
 import posattn
 from cases import all_cases
-from conftest import manifest_functions
+from conftest import NATIVE_BUILD, manifest_functions
 from harness import check
 
 CASES = all_cases()
@@ -32,7 +32,9 @@ def test_every_manifest_kernel_is_compiled_and_has_cases():
     assert sorted({c.function for c in CASES}) == sorted(functions)
     for function in functions:
         schedules = {s for f, _, s in COMPILED if f == function}
-        assert "hand" in schedules and len(schedules) >= 2, (function, schedules)  # hand + a baseline
+        assert "hand" in schedules, (function, schedules)
+        if NATIVE_BUILD:
+            assert len(schedules) >= 2, (function, schedules)
 
 
 def test_case_names_are_unique():

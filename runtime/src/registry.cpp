@@ -16,12 +16,12 @@ const std::vector<KernelEntry> &kernel_table() {
 KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
     std::string known;
     for (const KernelEntry &e : kernel_table()) {
-        if (function != e.function || std::string(e.family) != "x86") continue;
+        if (function != e.function || std::string(e.family) != kCpuFamily) continue;
         if (call.schedule == e.schedule) entry_ = &e;
         known += (known.empty() ? "" : ", ") + std::string(e.schedule);
     }
     if (!entry_)
-        throw Error(Error::Kind::unsupported, "posattn: no kernel " + function + ".x86 with schedule '" +
+        throw Error(Error::Kind::unsupported, "posattn: no kernel " + function + "." + kCpuFamily + " with schedule '" +
                                                   call.schedule + "' (compiled schedules: " + known + ")");
     user_context_ = this;
     bind("__user_context", &user_context_, halide_type_t(halide_type_handle, 64));
