@@ -2,20 +2,12 @@
 #pragma once
 
 #include "arm/rope.h"
+#include "gpu/rope.h"
 #include "params.h"
 #include "target_family.h"
 #include "x86/rope.h"
 
 namespace posattn {
-
-// The rope schedule's parameters for a target: its family's defaults, overridden by `text`.
-inline cpu::RopeParams rope_params(const Halide::Target &target, const std::string &text) {
-    switch (target_family(target)) {
-    case TargetFamily::x86: return parse_schedule_params(text, x86::rope_defaults());
-    case TargetFamily::arm: return parse_schedule_params(text, arm::rope_defaults());
-    }
-    return {};
-}
 
 // out(i, m, l, h, b): rotated pairs, members from rotated(i, l, h, b), which uses the per-position
 // cos_sin(i, l, b); out_pass(c, l, h, b): the channels that pass through (undefined if none). `layouts`: conditions
@@ -23,7 +15,17 @@ inline cpu::RopeParams rope_params(const Halide::Target &target, const std::stri
 inline void schedule_rope(const Halide::Target &target, const std::string &params, Halide::Func out,
                           Halide::Func out_pass, Halide::Func rotated, Halide::Func cos_sin,
                           const std::vector<Halide::Expr> &layouts) {
-    cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, rope_params(target, params));
+    switch (target_family(target)) {
+    case TargetFamily::x86:
+        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, x86::rope_defaults()));
+        break;
+    case TargetFamily::arm:
+        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, arm::rope_defaults()));
+        break;
+    case TargetFamily::gpu:
+        gpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, gpu::rope_defaults()));
+        break;
+    }
 }
 
 }  // namespace posattn

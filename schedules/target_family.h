@@ -6,15 +6,18 @@
 
 namespace posattn {
 
-enum class TargetFamily { x86, arm };
+enum class TargetFamily { x86, arm, gpu };
 
 inline TargetFamily target_family(const Halide::Target &target) {
+    using Halide::Target;
+    if (target.has_feature(Target::CUDA) || target.has_feature(Target::OpenCL) || target.has_feature(Target::Vulkan))
+        return TargetFamily::gpu;
     if (!target.has_gpu_feature()) {
-        if (target.arch == Halide::Target::X86) return TargetFamily::x86;
-        if (target.arch == Halide::Target::ARM && target.bits == 64) return TargetFamily::arm;
+        if (target.arch == Target::X86) return TargetFamily::x86;
+        if (target.arch == Target::ARM && target.bits == 64) return TargetFamily::arm;
     }
     throw Halide::CompileError(std::string("posattn: no schedule for target ") + target.to_string() +
-                               " (schedules exist for: x86, arm-64)");
+                               " (schedules exist for: x86, arm-64, and cuda / opencl / vulkan)");
 }
 
 }  // namespace posattn

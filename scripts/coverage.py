@@ -1,54 +1,56 @@
-"""The harness's coverage matrix, kernel × backend, from each backend leg's <build>/harness.json
-(written by tests/conftest.py). A backend without results is shown as skipped, with the reason."""
+"""The harness's coverage matrix, kernel × backend, from each leg's <build>/harness.json (written
+by tests/conftest.py): passed / failed / skipped counts, "not built" where kernels.json says why
+a kernel is not built for a GPU API, and the reasons for every skip."""
+import collections
 import json
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-# backend: (its build's results, the family its kernels report, why it is absent when it is)
+# backend: (the build whose leg ran it, the family its kernels report)
 BACKENDS = {
-    "x86": (ROOT / "build", "x86", "no results: run `make test`"),
-    "arm (qemu)": (ROOT / "build-arm", "arm", "no results: run scripts/build_arm.sh, then scripts/test_arm.sh"),
-    "cuda": (None, "cuda", "not built yet: GPU schedules pending (issue 5); no GPU on this machine"),
-    "vulkan (lavapipe)": (None, "vulkan", "not built yet: GPU schedules pending (issue 5)"),
-    "opencl (pocl)": (None, "opencl", "not built yet: GPU schedules pending (issue 5)"),
+    "x86": ("build", "x86"),
+    "arm (qemu)": ("build-arm", "arm"),
+    "opencl (PoCL)": ("build", "opencl"),
+    "vulkan (lavapipe)": ("build", "vulkan"),
+    "cuda": ("build", "cuda"),
 }
 
 
-def cell(counts):
-    if counts is None:
-        return "-"
-    text = f"{counts.get('passed', 0)} passed"
-    for outcome in ("failed", "skipped"):
-        if counts.get(outcome):
-            text += f", {counts[outcome]} {outcome}"
-    return text
-
-
 def main():
-    kernels = [k["function"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]]
-    results, absent = {}, {}
-    for backend, (build, family, why) in BACKENDS.items():
-        path = build / "harness.json" if build else None
-        if path and path.exists():
-            results[backend] = {row["kernel"]: row for row in json.loads(path.read_text()) if row["family"] == family}
-        else:
-            absent[backend] = why
+    kernels = json.loads((ROOT / "kernels.json").read_text())["kernels"]
+    legs = {}
+    for build in {b for b, _ in BACKENDS.values()}:
+        path = ROOT / build / "harness.json"
+        legs[build] = json.loads(path.read_text()) if path.exists() else None
     print("| kernel | " + " | ".join(BACKENDS) + " |")
     print("|---" * (len(BACKENDS) + 1) + "|")
-    failed = False
+    not_built, notes, failed = collections.defaultdict(list), set(), False
     for kernel in kernels:
         cells = []
-        for backend in BACKENDS:
-            if backend in absent:
-                cells.append("skipped")
-                continue
-            row = results[backend].get(kernel)
-            failed |= row is None or bool(row.get("failed"))
-            cells.append(cell(row) if row else "**no cases run**")
-        print(f"| {kernel} | " + " | ".join(cells) + " |")
-    for backend, why in absent.items():
-        print(f"skipped {backend}: {why}")
+        for backend, (build, family) in BACKENDS.items():
+            why_not = kernel.get("not_on", {}).get(family)
+            rows = [r for r in legs[build] or [] if r["kernel"] == kernel["function"] and r["family"] == family]
+            if why_not:
+                cells.append("not built")
+                not_built[why_not].append(f"{kernel['function'].removeprefix('posattn_')}.{family}")
+            elif legs[build] is None:
+                cells.append("no results")
+                notes.add(f"{backend}: no results in {build}/ (run make test)")
+            elif not rows:
+                cells.append("**no cases ran**")
+                failed = True
+            else:
+                counts = rows[0]
+                text = ", ".join(f"{counts[o]} {o}" for o in ("passed", "failed", "skipped") if counts.get(o))
+                cells.append(f"**{text}**" if counts.get("failed") else text)
+                failed |= bool(counts.get("failed"))
+                notes.update(f"skipped on {backend}: {reason}" for reason in counts["skip_reasons"])
+        print(f"| {kernel['function']} | " + " | ".join(cells) + " |")
+    for why, where in not_built.items():
+        print(f"not built ({', '.join(where)}): {why}")
+    for note in sorted(notes):
+        print(note)
     return 1 if failed else 0
 
 

@@ -51,12 +51,12 @@ def sinusoidal_cases():
             for shape, d, base, span in (((37,), 64, 10000.0, 4096), ((3, 29), 33, 10000.0, 10**6),
                                          ((5,), 1, 10000.0, 100), ((2, 7), 2, 500.0, 2**30),
                                          ((130,), 96, 10.0, 2**31 - 1)):
-                def run(rng, schedule, shape=shape, d=d, base=base, span=span, layout=layout, convention=convention):
+                def run(rng, call, shape=shape, d=d, base=base, span=span, layout=layout, convention=convention):
                     positions = rng.integers(-span, span, size=shape, dtype=np.int64).astype(np.int32)
                     before, after = _untouched(positions)
                     out = poisoned(shape + (d,))
                     posattn.sinusoidal(positions, d, base=base, layout=layout, convention=convention,
-                                       out=out, schedule=schedule)
+                                       out=out, **call)
                     expected = reference.sinusoidal(positions, d, base, layout, convention)
                     return out, expected, SIN_ATOL, SIN_RTOL, before, after
                 cases.append(Case("posattn_sinusoidal_f32",
@@ -64,11 +64,11 @@ def sinusoidal_cases():
                                   run))
 
     for layout, d in (("interleaved", 20), ("half", 21)):
-        def strided_out(rng, schedule, layout=layout, d=d):
+        def strided_out(rng, call, layout=layout, d=d):
             positions = _strided(rng.integers(0, 5000, size=(4, 19)).astype(np.int32), rng)
             before, after = _untouched(positions)
             out = np.full((4, 19, 2 * d), np.nan, np.float32)[..., ::2]
-            posattn.sinusoidal(positions, d, layout=layout, out=out, schedule=schedule)
+            posattn.sinusoidal(positions, d, layout=layout, out=out, **call)
             return out, reference.sinusoidal(positions, d, layout=layout), SIN_ATOL, SIN_RTOL, before, after
         cases.append(Case("posattn_sinusoidal_f32", f"{layout}-strided-positions-strided-out-P4x19-D{d}", strided_out))
     return cases
@@ -79,7 +79,7 @@ def sinusoidal_add_cases():
     for layout in ("interleaved", "half"):
         for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
                                               ((2, 9, 48), False, True)):
-            def run(rng, schedule, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout):
+            def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout):
                 x = rng.standard_normal((B, S, D)).astype(np.float32)
                 if strided:
                     x = _strided(x, rng)
@@ -87,7 +87,7 @@ def sinusoidal_add_cases():
                 positions = rng.integers(-10**5, 10**5, size=pshape).astype(np.int32)
                 before, after = _untouched(x, positions)
                 out = poisoned((B, S, D))
-                posattn.sinusoidal_add(x, positions, layout=layout, convention="t2t", out=out, schedule=schedule)
+                posattn.sinusoidal_add(x, positions, layout=layout, convention="t2t", out=out, **call)
                 expected = x.astype(np.float64) + reference.sinusoidal(np.broadcast_to(positions, (B, S)), D,
                                                                        layout=layout, convention="t2t")
                 return out, expected, SIN_ATOL, SIN_RTOL, before, after
@@ -101,7 +101,7 @@ def learned_cases(fused):
     cases = []
     for (B, S, V, D), offset, broadcast in (((2, 37, 50, 64), 0, False), ((3, 13, 40, 33), 2, False),
                                             ((2, 9, 12, 17), 2, True), ((1, 1, 1, 5), 0, False)):
-        def run(rng, schedule, B=B, S=S, V=V, D=D, offset=offset, broadcast=broadcast):
+        def run(rng, call, B=B, S=S, V=V, D=D, offset=offset, broadcast=broadcast):
             table = rng.standard_normal((V, D)).astype(np.float32)
             pshape = (S,) if broadcast else (B, S)
             positions = rng.integers(-offset, V - offset, size=pshape).astype(np.int32)
@@ -109,13 +109,13 @@ def learned_cases(fused):
                 x = rng.standard_normal((B, S, D)).astype(np.float32)
                 before, after = _untouched(x, table, positions)
                 out = poisoned((B, S, D))
-                posattn.learned_add(x, table, positions, offset=offset, out=out, schedule=schedule)
+                posattn.learned_add(x, table, positions, offset=offset, out=out, **call)
                 gathered = reference.learned(table, np.broadcast_to(positions, (B, S)), offset)
                 expected = (x.astype(np.float64) + gathered).astype(np.float32).astype(np.float64)
             else:
                 before, after = _untouched(table, positions)
                 out = poisoned(pshape + (D,))
-                posattn.learned(table, positions, offset=offset, out=out, schedule=schedule)
+                posattn.learned(table, positions, offset=offset, out=out, **call)
                 expected = reference.learned(table, positions, offset)
             return out, expected, LEARNED_ATOL, LEARNED_RTOL, before, after
         name = f"B{B}-S{S}-V{V}-D{D}-offset{offset}{'-broadcast' if broadcast else ''}"
@@ -147,17 +147,17 @@ def simple_cases():
         table_fn, add_fn, ref = getattr(posattn, kind), getattr(posattn, kind + "_add"), getattr(reference, kind)
         for options in variants:
             for shape, d in (((37,), 64), ((3, 29), 33), ((5,), 1), ((2, 7), 2)):
-                def run(rng, schedule, shape=shape, d=d, options=options, fn=table_fn, ref=ref,
+                def run(rng, call, shape=shape, d=d, options=options, fn=table_fn, ref=ref,
                         make_positions=make_positions, atol=atol, rtol=rtol):
                     positions = make_positions(rng, shape, d).astype(np.int32)
                     before, after = _untouched(positions)
                     out = poisoned(shape + (d,))
-                    fn(positions, d, **options, out=out, schedule=schedule)
+                    fn(positions, d, **options, out=out, **call)
                     return out, ref(positions, d, **options), atol, rtol, before, after
                 cases.append(Case(f"posattn_{kind}_f32", f"{_label(options)}-P{'x'.join(map(str, shape))}-D{d}", run))
             for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
                                                   ((2, 9, 48), False, True)):
-                def run(rng, schedule, B=B, S=S, D=D, broadcast=broadcast, strided=strided, options=options,
+                def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, options=options,
                         fn=add_fn, ref=ref, make_positions=make_positions, atol=atol, rtol=rtol):
                     x = rng.standard_normal((B, S, D)).astype(np.float32)
                     if strided:
@@ -165,7 +165,7 @@ def simple_cases():
                     positions = make_positions(rng, (S,) if broadcast else (B, S), D).astype(np.int32)
                     before, after = _untouched(x, positions)
                     out = poisoned((B, S, D))
-                    fn(x, positions, **options, out=out, schedule=schedule)
+                    fn(x, positions, **options, out=out, **call)
                     expected = x.astype(np.float64) + ref(np.broadcast_to(positions, (B, S)), D, **options)
                     return out, expected, atol, rtol, before, after
                 name = (f"{_label(options)}-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}"
@@ -195,7 +195,7 @@ def rope_cases():
     ]
     for layout in ("neox", "gptj"):
         for B, H, L, D, r, pos_kind, scaling, view in configs:
-            def run(rng, schedule, B=B, H=H, L=L, D=D, r=r, pos_kind=pos_kind, scaling=scaling, view=view,
+            def run(rng, call, B=B, H=H, L=L, D=D, r=r, pos_kind=pos_kind, scaling=scaling, view=view,
                     layout=layout):
                 x = rng.standard_normal((B, H, L, D)).astype(np.float32)
                 if view == "blhd":
@@ -217,7 +217,7 @@ def rope_cases():
                 else:
                     before, after = before + [x.copy()], after + [x]
                     out = poisoned((B, H, L, D))
-                posattn.rope(x, positions, layout=layout, rotary_dim=r, scaling=scaling, out=out, schedule=schedule)
+                posattn.rope(x, positions, layout=layout, rotary_dim=r, scaling=scaling, out=out, **call)
                 return out, expected, ROPE_ATOL * af, ROPE_RTOL, before, after
             name = (f"{layout}-B{B}-H{H}-L{L}-D{D}{f'-r{r}' if r else ''}-positions{pos_kind}"
                     f"-{scaling['type'] if scaling else 'unscaled'}-{view}")
@@ -231,7 +231,7 @@ def complex_order_cases():
     configs = [((3, 29), 50, 33, "classification", False, False), ((41,), 7, 64, "translation", True, False),
                ((2, 5), 1000, 17, "random", True, True), ((1, 1), 1, 1, "translation", False, False)]
     for shape, V, d, init, with_phase, strided in configs:
-        def run(rng, schedule, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided):
+        def run(rng, call, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided):
             ids = rng.integers(0, V, size=shape).astype(np.int32)
             positions = rng.integers(0, 10**4, size=shape).astype(np.int32)  # 1-based in the model; any int here
             amplitude = rng.standard_normal((V, d)).astype(np.float32)
@@ -242,7 +242,7 @@ def complex_order_cases():
             before, after = _untouched(*inputs)
             real, imag = (np.full(shape + (2 * d,), np.nan, np.float32)[..., ::2] if strided else poisoned(shape + (d,))
                           for _ in range(2))
-            posattn.complex_order(ids, positions, amplitude, frequency, phase, real=real, imag=imag, schedule=schedule)
+            posattn.complex_order(ids, positions, amplitude, frequency, phase, real=real, imag=imag, **call)
             expected = np.stack(reference.complex_order(ids, positions, amplitude, frequency, phase))
             # |r| <= ~5: the sinusoid's absolute error scaled by the amplitude.
             return np.stack([real, imag]), expected, 5 * SIN_ATOL, SIN_RTOL, before, after
@@ -262,7 +262,7 @@ def floater_cases():
     for method in ("rk4_38", "rk4", "midpoint", "euler"):
         for batch, N, d, hidden, dt, substeps in ((None, 40, 16, 16, 0.01, 5), (3, 25, 33, 70, 0.05, 3),
                                                   (2, 1, 8, 5, 0.01, 5), (None, 12, 64, 130, 0.1, 2)):
-            def run(rng, schedule, batch=batch, N=N, d=d, hidden=hidden, dt=dt, substeps=substeps, method=method):
+            def run(rng, call, batch=batch, N=N, d=d, hidden=hidden, dt=dt, substeps=substeps, method=method):
                 p0 = rng.standard_normal(((batch,) if batch else ()) + (d,)).astype(np.float32)
                 W1 = (rng.standard_normal((hidden, d + 1)) / np.sqrt(d)).astype(np.float32)
                 W2 = (rng.standard_normal((d, hidden + 1)) / np.sqrt(hidden)).astype(np.float32)
@@ -270,7 +270,7 @@ def floater_cases():
                 before, after = _untouched(p0, W1, b1, W2, b2)
                 out = poisoned(((batch,) if batch else ()) + (N, d))
                 posattn.floater(N, p0, W1, b1, W2, b2, dt=dt, substeps=substeps, method=method, out=out,
-                                schedule=schedule)
+                                **call)
                 expected = reference.floater(N, p0, W1, b1, W2, b2, dt, substeps, method)
                 return (out, expected, *tolerance(expected, max(N - 1, 1) * substeps), before, after)
             name = f"{f'batch{batch}-' if batch else ''}N{N}-D{d}-hidden{hidden}-dt{dt}-substeps{substeps}"
@@ -283,13 +283,13 @@ def alibi_cases():
     for form in ("relative", "key_position", "symmetric"):
         for H, Lq, Lk, slopes, view in ((12, 37, 37, "alibi", "contiguous"), (3, 5, 70, "random32", "contiguous"),
                                         (8, 40, 23, "alibi", "strided"), (1, 1, 300, "random64", "contiguous")):
-            def run(rng, schedule, H=H, Lq=Lq, Lk=Lk, slopes=slopes, view=view, form=form):
+            def run(rng, call, H=H, Lq=Lq, Lk=Lk, slopes=slopes, view=view, form=form):
                 m = {"alibi": lambda: reference.alibi_slopes(H),
                      "random64": lambda: rng.uniform(-1, 1, H),
                      "random32": lambda: rng.uniform(-1, 1, H).astype(np.float32)}[slopes]()
                 before, after = _untouched(m)
                 out = poisoned((H, Lq, Lk)) if view == "contiguous" else np.full((H, Lq, 2 * Lk), np.nan, np.float32)[..., ::2]
-                posattn.alibi_bias(m, Lq, Lk, form=form, out=out, schedule=schedule)
+                posattn.alibi_bias(m, Lq, Lk, form=form, out=out, **call)
                 return out, reference.alibi_bias(m, Lq, Lk, form), EXACT_ATOL, ROUNDED_RTOL, before, after
             cases.append(Case("posattn_alibi_bias_f32", f"{form}-H{H}-Lq{Lq}-Lk{Lk}-{slopes}-{view}", run))
     return cases
@@ -314,7 +314,7 @@ def attention_cases():
         (1, 2, 2, 37, 37, 16, 16, False, None, None, "contiguous", 5),          # window without causal
     ]
     for B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout, window in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, causal=causal, lengths=lengths,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, causal=causal, lengths=lengths,
                 scale=scale, layout=layout, window=window):
             def make(shape):
                 a = rng.standard_normal(shape).astype(np.float32)
@@ -328,7 +328,7 @@ def attention_cases():
             before, after = _untouched(q, k, v)
             out = poisoned((B, Hq, Lq, Dv))
             posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, window=window, out=out,
-                              schedule=schedule)
+                              **call)
             expected = reference.attention(q, k, v, scale, causal, key_lengths, window=window)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
         name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-Dv{Dv}{'-causal' if causal else ''}"
@@ -349,7 +349,7 @@ def alibi_attention_cases():
         (1, 2, 2, 1, 301, 64, True, None, "relative", "alibi"),         # decode
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, form, slopes in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths, form=form,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths, form=form,
                 slopes=slopes):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             m = reference.alibi_slopes(Hq) if slopes == "alibi" else rng.uniform(0, 0.5, Hq)
@@ -357,7 +357,7 @@ def alibi_attention_cases():
             before, after = _untouched(q, k, v, m)
             out = poisoned((B, Hq, Lq, D))
             posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, alibi_slopes=m, alibi_form=form,
-                              out=out, schedule=schedule)
+                              out=out, **call)
             expected = reference.attention(q, k, v, None, causal, key_lengths,
                                            bias=reference.alibi_bias(m, Lq, Lk, form)[None])
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
@@ -377,7 +377,7 @@ def t5_attention_cases():
         (1, 2, 1, 1, 301, 64, True, None, False, 32, 128, None),           # decode
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, bidirectional, buckets, max_distance, scale in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths,
                 bidirectional=bidirectional, buckets=buckets, max_distance=max_distance, scale=scale):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             table = rng.standard_normal((buckets, Hq)).astype(np.float32)
@@ -385,7 +385,7 @@ def t5_attention_cases():
             before, after = _untouched(q, k, v, table)
             out = poisoned((B, Hq, Lq, D))
             posattn.attention(q, k, v, scale=scale, causal=causal, key_lengths=key_lengths, t5_table=table,
-                              t5_bidirectional=bidirectional, t5_max_distance=max_distance, out=out, schedule=schedule)
+                              t5_bidirectional=bidirectional, t5_max_distance=max_distance, out=out, **call)
             bias = reference.t5_bias(table, Lq, Lk, bidirectional, max_distance)[None]
             expected = reference.attention(q, k, v, 1.0 if scale is None else scale, causal, key_lengths, bias=bias)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
@@ -409,7 +409,7 @@ def rope_attention_cases():
         (1, 2, 2, 1, 301, 64, True, "neox", None, "default", None),          # decode
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, layout, r, positions, scaling in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, layout=layout, r=r,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, layout=layout, r=r,
                 positions=positions, scaling=scaling):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             if positions == "explicit":  # any integers, per batch, e.g. with a KV cache offset
@@ -422,7 +422,7 @@ def rope_attention_cases():
             rope = dict(layout=layout, rotary_dim=r, scaling=scaling)
             if positions == "explicit":
                 rope.update(q_positions=qp, k_positions=kp)
-            posattn.attention(q, k, v, causal=causal, rope=rope, out=out, schedule=schedule)
+            posattn.attention(q, k, v, causal=causal, rope=rope, out=out, **call)
             inv, af = reference.rope_inv_freq(r or D, scaling=scaling, seq_len=int(np.max(kp)) + 1)
             expected = reference.attention(reference.rope(q, qp, inv, af, layout, r),
                                            reference.rope(k, kp, inv, af, layout, r), v, None, causal)
@@ -448,7 +448,7 @@ def shaw_attention_cases():
         (1, 4, 4, 50, 50, 16, 16, 2, False, False, None, 9),      # sliding window
     ]
     for B, Hq, Hkv, Lq, Lk, D, Dv, K, per_head, causal, lengths, window in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, K=K, per_head=per_head, causal=causal,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, K=K, per_head=per_head, causal=causal,
                 lengths=lengths, window=window):
             q, k, _ = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             v = rng.standard_normal((B, Hkv, Lk, Dv)).astype(np.float32)
@@ -459,7 +459,7 @@ def shaw_attention_cases():
             before, after = _untouched(q, k, v, rel_k, rel_v)
             out = poisoned((B, Hq, Lq, Dv))
             posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, window=window,
-                              shaw={"rel_k": rel_k, "rel_v": rel_v}, out=out, schedule=schedule)
+                              shaw={"rel_k": rel_k, "rel_v": rel_v}, out=out, **call)
             expected = reference.shaw_attention(q, k, v, rel_k, rel_v, causal=causal, key_lengths=key_lengths,
                                                 window=window)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
@@ -480,7 +480,7 @@ def transformer_xl_attention_cases():
         (2, 2, 1, 1, 301, 64, False, 0, 0, [301, 150]),  # decode with memory, padding
     ]
     for B, Hq, Hkv, Lq, Lk, D, per_head, clamp_len, same_length, lengths in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, per_head=per_head, clamp_len=clamp_len,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, per_head=per_head, clamp_len=clamp_len,
                 same_length=same_length, lengths=lengths):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             r = rng.standard_normal(((Hq,) if per_head else ()) + (Lk, D)).astype(np.float32)
@@ -488,7 +488,7 @@ def transformer_xl_attention_cases():
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v, r, u, v_bias)
             out = poisoned((B, Hq, Lq, D))
-            posattn.attention(q, k, v, causal=True, key_lengths=key_lengths, out=out, schedule=schedule,
+            posattn.attention(q, k, v, causal=True, key_lengths=key_lengths, out=out, **call,
                               transformer_xl={"r": r, "u": u, "v_bias": v_bias, "clamp_len": clamp_len,
                                               "same_length": same_length})
             expected = reference.transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len, same_length,
@@ -512,7 +512,7 @@ def deberta_attention_cases():
         (1, 4, 4, 300, 300, 64, "c2p+p2c", 256, 512, "paper", False, None),  # v3's 256 buckets
     ]
     for B, Hq, Hkv, Lq, Lk, D, terms, buckets, max_rel, p2c_index, causal, lengths in configs:
-        def run(rng, schedule, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, terms=terms, buckets=buckets, max_rel=max_rel,
+        def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, terms=terms, buckets=buckets, max_rel=max_rel,
                 p2c_index=p2c_index, causal=causal, lengths=lengths):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             span = buckets if buckets > 0 else max_rel
@@ -527,7 +527,7 @@ def deberta_attention_cases():
             before, after = _untouched(q, k, v, emb, *weights.values())
             out = poisoned((B, Hq, Lq, D))
             options = dict(position_buckets=buckets, max_relative_positions=max_rel, p2c_index=p2c_index, **weights)
-            posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, out=out, schedule=schedule,
+            posattn.attention(q, k, v, causal=causal, key_lengths=key_lengths, out=out, **call,
                               deberta=dict(rel_embeddings=emb, **options))
             expected = reference.deberta_attention(q, k, v, emb, causal=causal, key_lengths=key_lengths, **options)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
@@ -542,7 +542,7 @@ def linear_cases():
     # (N, E, O, bias, layout)
     for N, E, O, bias, layout in [(37, 40, 48, True, "contiguous"), (300, 129, 77, False, "contiguous"),
                                   (5, 16, 33, True, "strided"), (1, 1, 1, True, "contiguous")]:
-        def run(rng, schedule, N=N, E=E, O=O, bias=bias, layout=layout):
+        def run(rng, call, N=N, E=E, O=O, bias=bias, layout=layout):
             x = rng.standard_normal((N, E)).astype(np.float32)
             w = rng.standard_normal((O, E)).astype(np.float32)
             b = rng.standard_normal(O).astype(np.float32) if bias else None
@@ -550,7 +550,7 @@ def linear_cases():
                 x, w = _strided(x, rng), _strided(w, rng)
             before, after = _untouched(x, w, *([b] if bias else []))
             out = poisoned((N, O))
-            posattn.linear(x, w, b, out=out, schedule=schedule)
+            posattn.linear(x, w, b, out=out, **call)
             expected = x.astype(np.float64) @ w.astype(np.float64).T + (0 if b is None else b)
             # E float32 products summed in float32: a few ulp of Σ|x·w| (≤ ~√E·3 here).
             return out, expected, 1e-5 * np.sqrt(E), 1e-5, before, after

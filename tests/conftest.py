@@ -3,6 +3,7 @@ import json
 import os
 import pathlib
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(BUILD / "python"))
 # Only the host's own build has autoscheduled baselines (cross builds have hand schedules only).
 NATIVE_BUILD = BUILD == ROOT / "build"
+# Vulkan's loader (lavapipe here) wants a runtime directory.
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 
 # Fresh random inputs every run; the seed is printed so a failure can be replayed with
 # POSATTN_SEED=<seed> make test.
@@ -30,14 +33,19 @@ def rng(request):
     return np.random.default_rng([SEED, abs(hash(request.node.nodeid)) % (2**32)])
 
 
+def manifest():
+    return json.loads((ROOT / "kernels.json").read_text())["kernels"]
+
+
 def manifest_functions():
-    return [k["function"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]]
+    return [k["function"] for k in manifest()]
 
 
 # This leg's coverage (kernel × backend outcomes of the harness), written to <build>/harness.json
 # for scripts/coverage.py, which prints the matrix over every backend's leg.
 HARNESS_TEST = "test_kernel_matches_float64_reference["
 _coverage = collections.defaultdict(collections.Counter)
+_skip_reasons = collections.defaultdict(set)
 
 
 def pytest_runtest_logreport(report):
@@ -45,9 +53,12 @@ def pytest_runtest_logreport(report):
     if case and (report.when == "call" or report.outcome != "passed"):
         kernel, _, family = case.partition(":")[0].rpartition(".")
         _coverage[(kernel, family)][report.outcome] += 1
+        if report.skipped:
+            _skip_reasons[(kernel, family)].add(report.longrepr[2].removeprefix("Skipped: "))
 
 
 def pytest_sessionfinish(session):
     if _coverage:
-        rows = [dict(kernel=k, family=f, **counts) for (k, f), counts in sorted(_coverage.items())]
+        rows = [dict(kernel=k, family=f, skip_reasons=sorted(_skip_reasons[(k, f)]), **counts)
+                for (k, f), counts in sorted(_coverage.items())]
         (BUILD / "harness.json").write_text(json.dumps(rows, indent=1))

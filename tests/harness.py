@@ -13,7 +13,8 @@ import numpy as np
 class Case:
     function: str  # manifest function the case exercises
     name: str      # parameters, stable across runs
-    run: object    # run(rng, schedule) -> (actual, expected, atol, rtol, inputs_before, inputs_after)
+    run: object    # run(rng, call) -> (actual, expected, atol, rtol, inputs_before, inputs_after);
+                   # call: the API's keyword arguments schedule= and device=
 
 
 def poisoned(shape):

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import posattn
+from test_kernels import cuda_devices
 
 
 def f32(rng, *shape):
@@ -265,6 +266,12 @@ def bad_cases():
                                          b1=lambda r: f32(r, 2), W2=lambda r: f32(r, 3, 3), b2=lambda r: f32(r, 3),
                                          out=lambda r: np.full((4, 3), 7.0, np.float32), schedule="bogus"),
          ["no kernel", "bogus"]),
+        ("integer-unknown-device", enc(posattn.integer, positions=lambda r: positions(r, 3), d=4,
+                                       out=lambda r: np.full((3, 4), 7.0, np.float32), device="tpu"),
+         ["'device' is 'tpu'", "expected cpu, cuda, opencl or vulkan"]),
+        ("attention-shaw-not-built-for-opencl", lambda r: (posattn.attention, dict(
+            attention_args(r), shaw=dict(rel_k=f32(r, 5, 16), rel_v=f32(r, 5, 16)), device="opencl")),
+         ["no kernel posattn_attn_shaw_f32.opencl", "not built for device 'opencl'"]),
         ("rope-scaling-not-a-number", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8),
                                           scaling={"type": "yarn", "factor": 2.0, "original_max_position_embeddings": 8,
                                                    "attention_factor": None}),
@@ -297,3 +304,12 @@ def test_bad_input_is_a_clear_error_and_touches_nothing(rng, name, make, fragmen
 
 def test_error_is_a_value_error():
     assert issubclass(posattn.Error, ValueError)
+
+
+@pytest.mark.skipif(cuda_devices() > 0, reason="this machine has a CUDA device")
+def test_device_that_is_absent_is_a_clear_error(rng):
+    out = np.full((3, 4), 7.0, np.float32)
+    with pytest.raises(posattn.Error, match="cuda") as info:
+        posattn.integer(positions(rng, 3), 4, out=out, device="cuda")
+    assert str(info.value).startswith("posattn"), info.value
+    np.testing.assert_array_equal(out, 7.0)

@@ -1,15 +1,38 @@
-"""Every kernel case on every backend present, against float64.
+"""Every kernel case on every backend present, against float64: the CPU family of this build
+(x86, or arm under qemu) and each GPU API's kernels (opencl on PoCL, vulkan on lavapipe, cuda
+where a driver is present; otherwise its cases are skipped with the reason).
 
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against
 the hand-scheduled kernel), not here."""
+import ctypes
+
 import numpy as np
 import pytest
 
 import posattn
 from cases import all_cases
-from conftest import NATIVE_BUILD, manifest_functions
+from conftest import NATIVE_BUILD, manifest, manifest_functions
 from harness import check
+
+GPU_APIS = ("cuda", "opencl", "vulkan")
+
+
+def cuda_devices():
+    """The number of CUDA devices the driver reports (0 without a driver)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
+# A GPU API with no device here: its cases are skipped, by name, with the reason. (OpenCL and
+# Vulkan always run here, on PoCL and lavapipe.)
+MISSING_DEVICES = {} if cuda_devices() else {"cuda": "no CUDA device on this machine (PTX checked by ptxas instead)"}
 
 CASES = all_cases()
 COMPILED = [(k["function"], k["family"], k["schedule"]) for k in posattn.kernels()]
@@ -20,7 +43,10 @@ PARAMS = [pytest.param(case, family, schedule, id=f"{case.function}.{family}:{sc
 
 @pytest.mark.parametrize("case, family, schedule", PARAMS)
 def test_kernel_matches_float64_reference(case, family, schedule, rng):
-    actual, expected, atol, rtol, before, after = case.run(rng, schedule)
+    if family in MISSING_DEVICES:
+        pytest.skip(MISSING_DEVICES[family])
+    device = family if family in GPU_APIS else "cpu"
+    actual, expected, atol, rtol, before, after = case.run(rng, dict(schedule=schedule, device=device))
     check(actual, expected, atol, rtol)
     for b, a in zip(before, after):
         np.testing.assert_array_equal(a, b, err_msg="an input was modified")
@@ -35,6 +61,16 @@ def test_every_manifest_kernel_is_compiled_and_has_cases():
         assert "hand" in schedules, (function, schedules)
         if NATIVE_BUILD:
             assert len(schedules) >= 2, (function, schedules)
+
+
+def test_every_kernel_is_built_for_each_gpu_api_or_says_why_not():
+    if not NATIVE_BUILD:
+        pytest.skip("GPU kernels are built by the host's own build only")
+    for kernel in manifest():
+        families = {family for function, family, _ in COMPILED if function == kernel["function"]}
+        for api in GPU_APIS:
+            why = kernel.get("not_on", {}).get(api)
+            assert (api in families) != bool(why), (kernel["function"], api, why)
 
 
 def test_case_names_are_unique():

@@ -258,125 +258,125 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("sinusoidal",
           [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
-             std::optional<py::array> out, std::string schedule) {
+             std::optional<py::array> out, std::string schedule, std::string device) {
               auto options = sinusoidal_options(base, layout, convention);
               return encoding("sinusoidal", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::sinusoidal(p, o, options, {schedule});
+                  posattn::sinusoidal(p, o, options, {schedule, device});
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sinusoidal_add",
           [](py::array x, py::array positions, double base, std::string layout, std::string convention,
-             std::optional<py::array> out, std::string schedule) {
+             std::optional<py::array> out, std::string schedule, std::string device) {
               auto options = sinusoidal_options(base, layout, convention);
               return encoding("sinusoidal_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::sinusoidal_add(*xv, p, o, options, {schedule});
+                  posattn::sinusoidal_add(*xv, p, o, options, {schedule, device});
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("learned",
-          [](py::array table, py::array positions, int64_t offset, std::optional<py::array> out, std::string schedule) {
+          [](py::array table, py::array positions, int64_t offset, std::optional<py::array> out, std::string schedule, std::string device) {
               Tensor t = view("learned", table, "table");
               int64_t d = table.ndim() == 2 ? table.shape(1) : 0;
               return encoding("learned", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::learned(t, p, o, offset, {schedule});
+                  posattn::learned(t, p, o, offset, {schedule, device});
               });
           },
           py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("learned_add",
           [](py::array x, py::array table, py::array positions, int64_t offset, std::optional<py::array> out,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               Tensor t = view("learned_add", table, "table");
               return encoding("learned_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::learned_add(*xv, t, p, o, offset, {schedule});
+                  posattn::learned_add(*xv, t, p, o, offset, {schedule, device});
               });
           },
           py::arg("x"), py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("integer",
-          [](py::array positions, int64_t d, std::optional<py::array> out, std::string schedule) {
+          [](py::array positions, int64_t d, std::optional<py::array> out, std::string schedule, std::string device) {
               return encoding("integer", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::integer(p, o, {schedule});
+                  posattn::integer(p, o, {schedule, device});
               });
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("integer_add",
-          [](py::array x, py::array positions, std::optional<py::array> out, std::string schedule) {
+          [](py::array x, py::array positions, std::optional<py::array> out, std::string schedule, std::string device) {
               return encoding("integer_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::integer_add(*xv, p, o, {schedule});
+                  posattn::integer_add(*xv, p, o, {schedule, device});
               });
           },
-          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("normalized",
           [](py::array positions, int64_t d, std::optional<int64_t> length, std::string mode,
-             std::optional<py::array> out, std::string schedule) {
+             std::optional<py::array> out, std::string schedule, std::string device) {
               auto options = normalized_options("normalized", length, mode);
               return encoding("normalized", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::normalized(p, o, options, {schedule});
+                  posattn::normalized(p, o, options, {schedule, device});
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("length") = py::none(),
-          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("normalized_add",
           [](py::array x, py::array positions, std::optional<int64_t> length, std::string mode,
-             std::optional<py::array> out, std::string schedule) {
+             std::optional<py::array> out, std::string schedule, std::string device) {
               auto options = normalized_options("normalized_add", length, mode);
               return encoding("normalized_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::normalized_add(*xv, p, o, options, {schedule});
+                  posattn::normalized_add(*xv, p, o, options, {schedule, device});
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("length") = py::none(),
-          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("binary",
           [](py::array positions, int64_t d, bool signed_values, bool msb_first, std::optional<py::array> out,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               return encoding("binary", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::binary(p, o, {signed_values, msb_first}, {schedule});
+                  posattn::binary(p, o, {signed_values, msb_first}, {schedule, device});
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("binary_add",
           [](py::array x, py::array positions, bool signed_values, bool msb_first, std::optional<py::array> out,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               return encoding("binary_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::binary_add(*xv, p, o, {signed_values, msb_first}, {schedule});
+                  posattn::binary_add(*xv, p, o, {signed_values, msb_first}, {schedule, device});
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sin_only",
-          [](py::array positions, int64_t d, double base, std::optional<py::array> out, std::string schedule) {
+          [](py::array positions, int64_t d, double base, std::optional<py::array> out, std::string schedule, std::string device) {
               return encoding("sin_only", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
-                  posattn::sin_only(p, o, base, {schedule});
+                  posattn::sin_only(p, o, base, {schedule, device});
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sin_only_add",
-          [](py::array x, py::array positions, double base, std::optional<py::array> out, std::string schedule) {
+          [](py::array x, py::array positions, double base, std::optional<py::array> out, std::string schedule, std::string device) {
               return encoding("sin_only_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
-                  posattn::sin_only_add(*xv, p, o, base, {schedule});
+                  posattn::sin_only_add(*xv, p, o, base, {schedule, device});
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("rope_frequencies",
           [](int64_t rotary_dim, double base, std::optional<py::dict> scaling, int64_t seq_len) {
@@ -388,7 +388,7 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("rope",
           [](py::array x, std::optional<py::array> positions, double base, std::string layout, int64_t rotary_dim,
-             std::optional<py::dict> scaling, int64_t seq_len, std::optional<py::array> out, std::string schedule) {
+             std::optional<py::dict> scaling, int64_t seq_len, std::optional<py::array> out, std::string schedule, std::string device) {
               posattn::RopeOptions options;
               options.base = base;
               options.layout = rope_layout(layout);
@@ -399,17 +399,17 @@ PYBIND11_MODULE(_posattn, m) {
               py::array result = output("rope", out, shape_of(x));
               Tensor xv = view("rope", x, "x"), o = view("rope", result, "out", true);
               py::gil_scoped_release release;
-              posattn::rope(xv, o, options, {schedule});
+              posattn::rope(xv, o, options, {schedule, device});
               return result;
           },
           py::arg("x"), py::arg("positions") = py::none(), py::kw_only(), py::arg("base") = 10000.0,
           py::arg("layout") = "neox", py::arg("rotary_dim") = 0, py::arg("scaling") = py::none(),
-          py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("complex_order",
           [](py::array token_ids, py::array positions, py::array amplitude, py::array frequency,
              std::optional<py::array> phase, std::optional<py::array> real, std::optional<py::array> imag,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               const char *api = "complex_order";
               std::vector<py::ssize_t> shape = shape_of(token_ids);
               shape.push_back(amplitude.ndim() == 2 ? amplitude.shape(1) : 0);
@@ -420,13 +420,13 @@ PYBIND11_MODULE(_posattn, m) {
                      amp = view(api, amplitude, "amplitude"), freq = view(api, frequency, "frequency"),
                      rv = view(api, re, "real", true), iv = view(api, im, "imag", true);
               py::gil_scoped_release release;
-              posattn::complex_order(ids, p, amp, freq, ph, rv, iv, {schedule});
+              posattn::complex_order(ids, p, amp, freq, ph, rv, iv, {schedule, device});
               py::gil_scoped_acquire acquire;
               return py::make_tuple(re, im);
           },
           py::arg("token_ids"), py::arg("positions"), py::arg("amplitude"), py::arg("frequency"),
           py::arg("phase") = py::none(), py::kw_only(), py::arg("real") = py::none(), py::arg("imag") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("complex_order_frequency_init", [](int64_t vocab, int64_t d, std::string kind) {
         posattn::ComplexOrderInit k = posattn::ComplexOrderInit::translation;
@@ -440,7 +440,7 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("floater",
           [](int64_t num_positions, py::array p0, py::array W1, py::array b1, py::array W2, py::array b2, double dt,
-             int64_t substeps, std::string method, std::optional<py::array> out, std::string schedule) {
+             int64_t substeps, std::string method, std::optional<py::array> out, std::string schedule, std::string device) {
               static const std::map<std::string, posattn::FloaterMethod> methods{
                   {"rk4_38", posattn::FloaterMethod::rk4_38}, {"rk4", posattn::FloaterMethod::rk4},
                   {"midpoint", posattn::FloaterMethod::midpoint}, {"euler", posattn::FloaterMethod::euler}};
@@ -456,12 +456,12 @@ PYBIND11_MODULE(_posattn, m) {
               Tensor p = view("floater", p0, "p0"), w1 = view("floater", W1, "W1"), v1 = view("floater", b1, "b1"),
                      w2 = view("floater", W2, "W2"), v2 = view("floater", b2, "b2"), o = view("floater", result, "out", true);
               py::gil_scoped_release release;
-              posattn::floater(p, w1, v1, w2, v2, o, {dt, substeps, it->second}, {schedule});
+              posattn::floater(p, w1, v1, w2, v2, o, {dt, substeps, it->second}, {schedule, device});
               return result;
           },
           py::arg("num_positions"), py::arg("p0"), py::arg("W1"), py::arg("b1"), py::arg("W2"), py::arg("b2"),
           py::kw_only(), py::arg("dt") = 0.01, py::arg("substeps") = 5, py::arg("method") = "rk4_38",
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("alibi_slopes", [](int64_t heads) {
         auto s = posattn::alibi_slopes(heads);
@@ -470,7 +470,7 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("alibi_bias",
           [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, std::optional<py::array> out,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               posattn::AlibiForm alibi = alibi_form("alibi_bias", "form", form);
               if (Lq < 0 || Lk < 0) invalid("alibi_bias", "arguments 'Lq' and 'Lk' must be >= 0");
               py::array result = output("alibi_bias", out, {slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk});
@@ -478,11 +478,11 @@ PYBIND11_MODULE(_posattn, m) {
                   invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected [H, Lq, Lk]");
               Tensor s = view("alibi_bias", slopes, "slopes"), o = view("alibi_bias", result, "out", true);
               py::gil_scoped_release release;
-              posattn::alibi_bias(s, o, alibi, {schedule});
+              posattn::alibi_bias(s, o, alibi, {schedule, device});
               return result;
           },
           py::arg("slopes"), py::arg("Lq"), py::arg("Lk"), py::kw_only(), py::arg("form") = "relative",
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("attention",
           [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
@@ -490,7 +490,7 @@ PYBIND11_MODULE(_posattn, m) {
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
              std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, std::optional<py::array> out,
-             std::string schedule) {
+             std::string schedule, std::string device) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
               py::array result = output("attention", out, shape);
@@ -512,7 +512,7 @@ PYBIND11_MODULE(_posattn, m) {
               Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
                      o = view("attention", result, "out", true);
               py::gil_scoped_release release;
-              posattn::attention(qv, kv, vv, o, options, {schedule});
+              posattn::attention(qv, kv, vv, o, options, {schedule, device});
               return result;
           },
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
@@ -520,21 +520,21 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
           py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
           py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),
-          py::arg("out") = py::none(), py::arg("schedule") = "hand");
+          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("linear",
-          [](py::array x, py::array weight, std::optional<py::array> bias, std::optional<py::array> out, std::string schedule) {
+          [](py::array x, py::array weight, std::optional<py::array> bias, std::optional<py::array> out, std::string schedule, std::string device) {
               std::vector<py::ssize_t> shape{x.ndim() == 2 ? x.shape(0) : 0, weight.ndim() == 2 ? weight.shape(0) : 0};
               py::array result = output("linear", out, shape);
               Tensor xv = view("linear", x, "x"), wv = view("linear", weight, "weight"), o = view("linear", result, "out", true);
               std::optional<Tensor> bv;
               if (bias) bv = view("linear", *bias, "bias");
               py::gil_scoped_release release;
-              posattn::linear(xv, wv, bv, o, {schedule});
+              posattn::linear(xv, wv, bv, o, {schedule, device});
               return result;
           },
           py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::kw_only(), py::arg("out") = py::none(),
-          py::arg("schedule") = "hand");
+          py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("deberta_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> delta, int64_t position_buckets,

@@ -22,6 +22,11 @@ struct KernelEntry {
     const halide_filter_metadata_t *(*metadata)();
 };
 const std::vector<KernelEntry> &kernel_table();
+// A GPU API's Halide device interface, by the family name its kernels carry.
+struct DeviceApi {
+    const char *family;
+    const halide_device_interface_t *(*interface)();
+};
 
 // Argument checks for one API call; every message starts with "posattn.<api>: ".
 class Checker {
@@ -109,6 +114,25 @@ private:
     halide_buffer_t buffer_{};
 };
 
+// A GPU kernel's buffer argument, staged through a device copy of its bytes (registry.cpp).
+class DeviceStaging {
+public:
+    DeviceStaging(halide_buffer_t *argument, bool output);
+    DeviceStaging(const DeviceStaging &) = delete;
+    DeviceStaging &operator=(const DeviceStaging &) = delete;
+    int to_device(void *user_context, const halide_device_interface_t *device);
+    // Copies an output back (when status is 0), frees the device copy; returns the status.
+    int to_host_and_free(void *user_context, int status);
+
+private:
+    halide_buffer_t *argument_;
+    bool output_;
+    size_t bytes_;
+    std::vector<uint8_t> host_;
+    halide_dimension_t dim_{};
+    halide_buffer_t flat_{};
+};
+
 // One call of one compiled kernel: selects the registry entry for (function, cpu family,
 // schedule), binds every argument the kernel's metadata declares by name, and runs it. Halide's
 // runtime errors during the call are collected and thrown as Error(kernel_failed).
@@ -134,6 +158,7 @@ private:
     KernelCall &bind(const char *name, void *address, halide_type_t type);
 
     const KernelEntry *entry_ = nullptr;
+    const halide_device_interface_t *device_ = nullptr;  // a GPU API's kernel: see run()
     void *user_context_ = nullptr;
     std::deque<Scalar> scalars_;
     std::map<std::string, std::pair<void *, halide_type_t>> bound_;

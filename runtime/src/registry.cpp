@@ -1,5 +1,8 @@
 // The registry of compiled kernels (generated from kernels.json) and the generic kernel call.
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 
 #include "internal.h"
 
@@ -14,15 +17,25 @@ const std::vector<KernelEntry> &kernel_table() {
 }
 
 KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
+    static const char *const devices[] = {"cpu", "cuda", "opencl", "vulkan"};
+    if (std::find(std::begin(devices), std::end(devices), call.device) == std::end(devices))
+        throw Error(Error::Kind::invalid_argument,
+                    "posattn: argument 'device' is '" + call.device + "'; expected cpu, cuda, opencl or vulkan");
+    const bool gpu = call.device != "cpu";
+    const std::string family = gpu ? call.device : kCpuFamily;
     std::string known;
     for (const KernelEntry &e : kernel_table()) {
-        if (function != e.function || std::string(e.family) != kCpuFamily) continue;
+        if (function != e.function || family != e.family) continue;
         if (call.schedule == e.schedule) entry_ = &e;
         known += (known.empty() ? "" : ", ") + std::string(e.schedule);
     }
     if (!entry_)
-        throw Error(Error::Kind::unsupported, "posattn: no kernel " + function + "." + kCpuFamily + " with schedule '" +
-                                                  call.schedule + "' (compiled schedules: " + known + ")");
+        throw Error(Error::Kind::unsupported,
+                    "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " +
+                        (known.empty() ? "(not built for device '" + call.device + "': kernels.json says why)"
+                                       : "(compiled schedules: " + known + ")"));
+    for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
+        if (family == api->family) device_ = api->interface();
     user_context_ = this;
     bind("__user_context", &user_context_, halide_type_t(halide_type_handle, 64));
 }
@@ -48,11 +61,59 @@ void KernelCall::run() {
                                                       "', which the runtime did not bind with its type");
         argv[size_t(a)] = it->second.first;
     }
-    int status = entry_->argv(argv.data());
+    std::deque<DeviceStaging> staged;
+    int status = 0;
+    for (int a = 0; a < meta->num_arguments && device_ && status == 0; a++)
+        if (meta->arguments[a].kind != halide_argument_kind_input_scalar)
+            status = staged.emplace_back(static_cast<halide_buffer_t *>(argv[size_t(a)]),
+                                         meta->arguments[a].kind == halide_argument_kind_output_buffer)
+                         .to_device(this, device_);
+    if (status == 0) status = entry_->argv(argv.data());
+    for (DeviceStaging &s : staged) status = s.to_host_and_free(this, status);
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
                                                     entry_->family + " failed (Halide status " +
                                                     std::to_string(status) + "): " + halide_errors);
+}
+
+// Tensors are host memory on every device. Each buffer argument of a GPU kernel gets a device
+// copy made here rather than by the kernel: a flat byte buffer rounded up to whole 64-byte
+// blocks, whose device handle the argument then shares. (Halide 21's Vulkan runtime drops the
+// bytes past the last whole 64-byte block when it copies a buffer itself, on drivers with
+// 64-byte alignment such as lavapipe; fixed upstream after the release, Halide PR #9223.)
+DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
+    : argument_(argument), output_(output), bytes_(argument->size_in_bytes()),
+      host_((bytes_ + 63) / 64 * 64 + (bytes_ == 0 ? 64 : 0)) {
+    dim_ = halide_dimension_t(0, int32_t(host_.size()), 1);
+    flat_.host = host_.data();
+    flat_.type = halide_type_t(halide_type_uint, 8);
+    flat_.dimensions = 1;
+    flat_.dim = &dim_;
+}
+
+int DeviceStaging::to_device(void *user_context, const halide_device_interface_t *device) {
+    if (!output_) std::memcpy(host_.data(), argument_->begin(), bytes_);
+    flat_.set_host_dirty(true);
+    int status = halide_copy_to_device(user_context, &flat_, device);
+    if (status != 0) return status;
+    argument_->device = flat_.device;
+    argument_->device_interface = flat_.device_interface;
+    argument_->set_host_dirty(false);
+    argument_->set_device_dirty(false);
+    return 0;
+}
+
+int DeviceStaging::to_host_and_free(void *user_context, int status) {
+    if (status == 0 && output_ && argument_->device_dirty()) {
+        flat_.set_device_dirty(true);
+        status = halide_copy_to_host(user_context, &flat_);
+        if (status == 0) std::memcpy(argument_->begin(), host_.data(), bytes_);
+    }
+    argument_->device = 0;
+    argument_->device_interface = nullptr;
+    argument_->set_device_dirty(false);
+    if (flat_.device) halide_device_free(user_context, &flat_);
+    return status;
 }
 
 }  // namespace detail

@@ -3,6 +3,9 @@
 Inputs are NumPy arrays (any strides) or objects with ``__dlpack__``; outputs are NumPy arrays.
 Integer position / length arrays of any integer dtype are accepted when every value fits int32.
 Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected.
+Every kernel call takes ``schedule=`` ("hand", or an autoscheduler baseline: see ``kernels()``) and
+``device=`` ("cpu", "cuda", "opencl" or "vulkan"): arrays stay host memory on every device; the
+runtime copies them to the device and the results back.
 """
 import numpy as np
 
@@ -30,76 +33,76 @@ def _int32(a, api, name):
 
 
 def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
-               schedule="hand"):
+               schedule="hand", device="cpu"):
     """PE(positions) of width d (SPEC §1): positions [N] or [B, S] -> float32 [..., d]."""
     return _posattn.sinusoidal(_int32(positions, "sinusoidal", "positions"), d, base=base, layout=layout,
-                               convention=convention, out=out, schedule=schedule)
+                               convention=convention, out=out, schedule=schedule, device=device)
 
 
 def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
-                   schedule="hand"):
+                   schedule="hand", device="cpu"):
     """x + PE(positions): x [B, S, D]; positions [B, S] or [S] (shared by every batch)."""
     return _posattn.sinusoidal_add(_array(x), _int32(positions, "sinusoidal_add", "positions"), base=base,
-                                   layout=layout, convention=convention, out=out, schedule=schedule)
+                                   layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
-def learned(table, positions, *, offset=0, out=None, schedule="hand"):
+def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """table[positions + offset] (SPEC §2); an index outside the table is an error."""
     return _posattn.learned(_array(table), _int32(positions, "learned", "positions"), offset=offset, out=out,
-                            schedule=schedule)
+                            schedule=schedule, device=device)
 
 
-def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand"):
+def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.learned_add(_array(x), _array(table), _int32(positions, "learned_add", "positions"),
-                                offset=offset, out=out, schedule=schedule)
+                                offset=offset, out=out, schedule=schedule, device=device)
 
 
-def integer(positions, d, *, out=None, schedule="hand"):
+def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
     """PE = p on every channel (SPEC §3): positions [N] or [B, S] -> float32 [..., d]."""
-    return _posattn.integer(_int32(positions, "integer", "positions"), d, out=out, schedule=schedule)
+    return _posattn.integer(_int32(positions, "integer", "positions"), d, out=out, schedule=schedule, device=device)
 
 
-def integer_add(x, positions, *, out=None, schedule="hand"):
+def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
     """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.integer_add(_array(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule)
+    return _posattn.integer_add(_array(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule, device=device)
 
 
-def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand"):
+def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (SPEC §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
     return _posattn.normalized(_int32(positions, "normalized", "positions"), d, length=length, mode=mode, out=out,
-                               schedule=schedule)
+                               schedule=schedule, device=device)
 
 
-def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand"):
+def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.normalized_add(_array(x), _int32(positions, "normalized_add", "positions"), length=length,
-                                   mode=mode, out=out, schedule=schedule)
+                                   mode=mode, out=out, schedule=schedule, device=device)
 
 
-def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand"):
+def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (SPEC §3); every
     position must satisfy 0 <= p < 2^d."""
     return _posattn.binary(_int32(positions, "binary", "positions"), d, signed=signed, msb_first=msb_first,
-                           out=out, schedule=schedule)
+                           out=out, schedule=schedule, device=device)
 
 
-def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand"):
+def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.binary_add(_array(x), _int32(positions, "binary_add", "positions"), signed=signed,
-                               msb_first=msb_first, out=out, schedule=schedule)
+                               msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
-def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand"):
+def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (SPEC §3)."""
-    return _posattn.sin_only(_int32(positions, "sin_only", "positions"), d, base=base, out=out, schedule=schedule)
+    return _posattn.sin_only(_int32(positions, "sin_only", "positions"), d, base=base, out=out, schedule=schedule, device=device)
 
 
-def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand"):
+def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
     return _posattn.sin_only_add(_array(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
-                                 schedule=schedule)
+                                 schedule=schedule, device=device)
 
 
 def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
@@ -110,7 +113,7 @@ def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
 
 
 def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
-         schedule="hand"):
+         schedule="hand", device="cpu"):
     """RoPE (SPEC §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
 
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
@@ -120,17 +123,17 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
     if positions is not None:
         positions = _int32(positions, "rope", "positions")
     return _posattn.rope(_array(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
-                         scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule)
+                         scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule, device=device)
 
 
-def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand"):
+def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand", device="cpu"):
     """Complex-order embedding (SPEC §4) -> (real, imag), each float32 [..., d]:
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
     tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
     return _posattn.complex_order(_int32(token_ids, "complex_order", "token_ids"),
                                   _int32(positions, "complex_order", "positions"), _array(amplitude),
                                   _array(frequency), None if phase is None else _array(phase), real=real, imag=imag,
-                                  schedule=schedule)
+                                  schedule=schedule, device=device)
 
 
 def complex_order_frequency_init(vocab, d, kind="translation"):
@@ -139,13 +142,13 @@ def complex_order_frequency_init(vocab, d, kind="translation"):
     return _posattn.complex_order_frequency_init(vocab, d, kind)
 
 
-def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand"):
+def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand", device="cpu"):
     """FLOATER (SPEC §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
     `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
     position. W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]."""
     return _posattn.floater(num_positions, *(_array(a) for a in (p0, W1, b1, W2, b2)), dt=dt, substeps=substeps,
-                            method=method, out=out, schedule=schedule)
+                            method=method, out=out, schedule=schedule, device=device)
 
 
 def alibi_slopes(heads):
@@ -153,10 +156,10 @@ def alibi_slopes(heads):
     return _posattn.alibi_slopes(heads)
 
 
-def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand"):
+def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", device="cpu"):
     """float32 [H, Lq, Lk] ALiBi bias (SPEC §7) for query row r at absolute position r + Lk − Lq and
     key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
-    return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule)
+    return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule, device=device)
 
 
 def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
@@ -166,7 +169,7 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, alibi_slopes=None,
               alibi_form="relative", t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None,
-              transformer_xl=None, deberta=None, out=None, schedule="hand"):
+              transformer_xl=None, deberta=None, out=None, schedule="hand", device="cpu"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
@@ -199,7 +202,7 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
                               alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
                               t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope,
                               window=window, shaw=_arrays(shaw), transformer_xl=_arrays(transformer_xl),
-                              deberta=_arrays(deberta), out=out, schedule=schedule)
+                              deberta=_arrays(deberta), out=out, schedule=schedule, device=device)
 
 
 def _arrays(options):
@@ -210,10 +213,10 @@ def _arrays(options):
             for key, value in options.items()}
 
 
-def linear(x, weight, bias=None, *, out=None, schedule="hand"):
+def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
     """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
     return _posattn.linear(_array(x), _array(weight), None if bias is None else _array(bias), out=out,
-                           schedule=schedule)
+                           schedule=schedule, device=device)
 
 
 def deberta_bucket(delta, position_buckets, max_relative_positions=-1):

@@ -40,9 +40,12 @@ private:
 };
 
 // Which compiled schedule to run: "hand" (the project's schedule, default) or a Halide
-// autoscheduler baseline such as "adams2019" (see kernels()).
+// autoscheduler baseline such as "adams2019" (see kernels()); and on which device: "cpu"
+// (default), "cuda", "opencl" or "vulkan". Tensors stay host memory on every device: the
+// runtime copies inputs to the device and results back, and frees the device copies.
 struct CallOptions {
     std::string schedule = "hand";
+    std::string device = "cpu";
 };
 
 enum class Layout { interleaved, half };

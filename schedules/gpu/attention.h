@@ -1,0 +1,68 @@
+// GPU schedule (CUDA, OpenCL, Vulkan) of the generic fused attention (generators/attention.h).
+//
+// One block per (query tile, head, batch), one thread per query row of the tile. The tile's q
+// rows, running state (numerator, denominator, max) and, per key block, logits and
+// probabilities live in shared memory, each row written and read by its own thread only (a
+// version with a thread per (query, key) raced across the serial loop over key blocks: no barrier
+// separates one block's readers from the next block's writers); q·k and p·v accumulate in
+// registers. The Lq × Lk matrix is never stored. Relative score and value terms (Shaw,
+// Transformer-XL, DeBERTa) have no GPU schedule yet, so those kernels are not built for GPU
+// targets (kernels.json). Not timed on a GPU (none lent).
+#pragma once
+
+#include "Halide.h"
+#include "generators/attention.h"
+
+namespace posattn::gpu {
+
+struct AttentionParams {
+    int query_tile = 0;  // query rows per block (one thread each)
+    int key_block = 0;   // keys per online-softmax block
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("query_tile", query_tile);
+        visit("key_block", key_block);
+    }
+};
+
+inline AttentionParams attention_defaults() {
+    AttentionParams p;
+    p.query_tile = 32;
+    p.key_block = 64;  // 2 × 8 KiB of shared logits and probabilities per block
+    return p;
+}
+
+inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
+    using namespace Halide;
+    if (!st.relative.empty() || !st.value_tables.empty())
+        throw CompileError("posattn: relative score and value terms have no GPU schedule yet");
+    Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b, t("t"), qi("qi");
+    RVar rb = st.blocks.x;
+
+    out.split(i, t, qi, p.query_tile, TailStrategy::GuardWithIf).reorder(d, qi, t, h, b).gpu_blocks(t, h, b).gpu_threads(qi);
+    for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
+
+    st.q_rows.compute_at(out, t).gpu_threads(i);
+    st.state.compute_at(out, t).gpu_threads(i);
+    st.state.update().reorder(d, i, rb).gpu_threads(i);
+    // Per key block, inside the serial loop over blocks.
+    st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i);
+    st.score.compute_at(st.logit, jj);
+    st.block_max.compute_at(st.state, rb).gpu_threads(i);
+    st.prob.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i);
+    st.block_sum.compute_at(st.state, rb).gpu_threads(i);
+    st.block_out.compute_at(st.state, rb).gpu_threads(i);
+    st.block_out.update().gpu_threads(i);
+
+    if (st.k_transformed.defined()) {  // once per call
+        Func kt = st.k_transformed;
+        Var kd = kt.args()[0], kj = kt.args()[1], kh = kt.args()[2], kb = kt.args()[3];
+        Var khb("khb"), kdo("kdo"), kdi("kdi"), kjo("kjo"), kji("kji");
+        kt.compute_root().fuse(kh, kb, khb)
+            .gpu_tile(kd, kj, kdo, kjo, kdi, kji, 32, 8, TailStrategy::GuardWithIf)
+            .gpu_blocks(khb);
+    }
+}
+
+}  // namespace posattn::gpu

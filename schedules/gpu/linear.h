@@ -1,0 +1,39 @@
+// GPU schedule (CUDA, OpenCL, Vulkan) of the linear generator: one thread per output, its dot
+// product accumulated in a register; the weight transposed once so that a warp's threads read
+// consecutive outputs. Not timed on a GPU yet (none here).
+#pragma once
+
+#include "Halide.h"
+#include "generators/linear.h"
+
+namespace posattn::gpu {
+
+struct LinearParams {
+    int output_threads = 0;  // threads per block along outputs
+    int row_threads = 0;     // threads per block along rows of x
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        visit("output_threads", output_threads);
+        visit("row_threads", row_threads);
+    }
+};
+
+inline LinearParams linear_defaults() {
+    LinearParams p;
+    p.output_threads = 32;
+    p.row_threads = 8;
+    return p;
+}
+
+inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearParams &p) {
+    using namespace Halide;
+    Var o = out.args()[0], n = out.args()[1], oo("oo"), oi("oi"), no("no"), ni("ni");
+    out.gpu_tile(o, n, oo, no, oi, ni, p.output_threads, p.row_threads, TailStrategy::GuardWithIf);
+    st.product.compute_at(out, oi);
+    Var wo = st.weight_by_output.args()[0], we = st.weight_by_output.args()[1], wbo("wbo"), wbi("wbi"), web("web"), wei("wei");
+    st.weight_by_output.compute_root().gpu_tile(wo, we, wbo, web, wbi, wei, p.output_threads, p.row_threads,
+                                                TailStrategy::GuardWithIf);
+}
+
+}  // namespace posattn::gpu
