@@ -15,10 +15,14 @@ namespace posattn {
 // quarter_turns = 1 gives the cosine exactly, without rounding π/2 into the angle.
 inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_turns) {
     using namespace Halide;
-    // π/2 split so that k·pio2_hi is exact for |k| < 2^31 (pio2_hi has 21 significant bits).
-    const Expr pio2_hi(0x1.921fbp+0), pio2_lo(3.139164786504813e-07), two_over_pi(0.63661977236758134308);
-    Expr k = round(angle * two_over_pi);
-    Expr r = cast<float>((angle - k * pio2_hi) - k * pio2_lo);
+    // π/2 split so that k·pio2_hi is exact for |k| < 2^31 (pio2_hi has 21 significant bits). Every
+    // float64 constant is a sum of parts exact in float32: Halide 21's OpenCL C writes float64
+    // constants through float32, which would otherwise round them.
+    const Expr pio2_hi(0x1.921fbp+0), pio2_mid(0x1.5110b4p-22), pio2_lo(0x1.84698ap-48);
+    const Expr two_over_pi_hi(0x1.45f306p-1), two_over_pi_lo(0x1.b93910p-26);
+    // strict_float: the simplifier would otherwise fold the parts back into one constant.
+    Expr k = round(strict_float(angle * two_over_pi_hi + angle * two_over_pi_lo));
+    Expr r = cast<float>(strict_float(((angle - k * pio2_hi) - k * pio2_mid) - k * pio2_lo));
     Expr quadrant = (cast<int32_t>(k) + quarter_turns) & 3;  // |k| ≤ 2^31·2/π: fits int32
     Expr r2 = r * r;
     Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));

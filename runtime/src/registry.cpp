@@ -103,11 +103,26 @@ int DeviceStaging::to_device(void *user_context, const halide_device_interface_t
     return 0;
 }
 
+namespace {
+// Copies the elements of view b (dimension d and inside) from src to dst, two spans laid out
+// alike, and not the bytes between them, which may belong to another view of the same memory
+// (RoPE's rotated and pass-through channels).
+void copy_elements(const halide_buffer_t &b, int d, const uint8_t *src, uint8_t *dst) {
+    const size_t element = b.type.bytes();
+    if (d < 0) return std::memcpy(dst, src, element), void();
+    if (d == 0 && b.dim[0].stride == 1) return std::memcpy(dst, src, size_t(b.dim[0].extent) * element), void();
+    const int64_t step = int64_t(b.dim[d].stride) * int64_t(element);
+    for (int32_t i = 0; i < b.dim[d].extent; i++) copy_elements(b, d - 1, src + i * step, dst + i * step);
+}
+}  // namespace
+
 int DeviceStaging::to_host_and_free(void *user_context, int status) {
     if (status == 0 && output_ && argument_->device_dirty()) {
         flat_.set_device_dirty(true);
         status = halide_copy_to_host(user_context, &flat_);
-        if (status == 0) std::memcpy(argument_->begin(), host_.data(), bytes_);
+        if (status == 0)
+            copy_elements(*argument_, argument_->dimensions - 1,
+                          host_.data() + (argument_->host - argument_->begin()), argument_->host);
     }
     argument_->device = 0;
     argument_->device_interface = nullptr;
