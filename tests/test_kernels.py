@@ -1,6 +1,6 @@
 """Every kernel case on every backend present, against float64: the CPU family of this build
 (x86, or arm under qemu) and each GPU API's kernels (opencl on PoCL, vulkan on lavapipe, cuda
-where a driver is present; otherwise its cases are skipped with the reason).
+where a device is present; otherwise its cases are skipped with the reason).
 
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against

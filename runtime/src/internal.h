@@ -156,6 +156,7 @@ public:
 
 private:
     KernelCall &bind(const char *name, void *address, halide_type_t type);
+    int run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv);
 
     const KernelEntry *entry_ = nullptr;
     const halide_device_interface_t *device_ = nullptr;  // a GPU API's kernel: see run()

@@ -61,19 +61,26 @@ void KernelCall::run() {
                                                       "', which the runtime did not bind with its type");
         argv[size_t(a)] = it->second.first;
     }
+    int status = device_ ? run_on_device(meta, argv) : entry_->argv(argv.data());
+    if (status != 0)
+        throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
+                                                    entry_->family + " failed (Halide status " +
+                                                    std::to_string(status) + "): " + halide_errors);
+}
+
+// Stages every buffer argument through its own device copy, runs the kernel, copies the outputs
+// back and frees the copies (also after a failure); returns the first failing status.
+int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv) {
     std::deque<DeviceStaging> staged;
     int status = 0;
-    for (int a = 0; a < meta->num_arguments && device_ && status == 0; a++)
+    for (int a = 0; a < meta->num_arguments && status == 0; a++)
         if (meta->arguments[a].kind != halide_argument_kind_input_scalar)
             status = staged.emplace_back(static_cast<halide_buffer_t *>(argv[size_t(a)]),
                                          meta->arguments[a].kind == halide_argument_kind_output_buffer)
                          .to_device(this, device_);
     if (status == 0) status = entry_->argv(argv.data());
     for (DeviceStaging &s : staged) status = s.to_host_and_free(this, status);
-    if (status != 0)
-        throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
-                                                    entry_->family + " failed (Halide status " +
-                                                    std::to_string(status) + "): " + halide_errors);
+    return status;
 }
 
 // Tensors are host memory on every device. Each buffer argument of a GPU kernel gets a device
