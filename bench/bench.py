@@ -26,8 +26,14 @@ import posattn
 from posattn import _probes, reference
 
 THREADS = 2
+DEVICE = "cpu"  # --device: where the kernels run (bench.run / bench.verify take a call: on(schedule))
 ENCODING_SHAPE = (8, 8192, 1024)  # [B, S, D] float32: 256 MiB per tensor, far beyond the caches
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def on(schedule, device=None):
+    """The keyword arguments of one kernel call: its schedule, on DEVICE unless told otherwise."""
+    return dict(schedule=schedule, device=device or DEVICE)
 
 
 def median_time(fn, repeats, warmup=2):
@@ -59,11 +65,11 @@ class Bench:
 def peak_ratio(bench, repeats):
     """Median per-pair ratio of the kernel's GFLOP/s to the FMA peak probed right after it, and
     the median kernel time."""
-    bench.run(0, "hand")
+    bench.run(0, on("hand"))
     ratios, times = [], []
     for r in range(repeats):
         start = time.perf_counter()
-        bench.run(r, "hand")
+        bench.run(r, on("hand"))
         t = time.perf_counter() - start
         ratios.append(bench.work / t / 1e9 / _probes.fma_peak_gflops(THREADS, repeats=1, iterations=4_000_000))
         times.append(t)
@@ -81,12 +87,12 @@ class Streams:
         """Median per-pair ratios of the kernel's speed to the copy's and to the fill's, and the
         median kernel time."""
         for r in range(2):
-            bench.run(r, "hand")
+            bench.run(r, on("hand"))
             _probes.stream_copy(self.src, self.dst, THREADS)
         to_copy, to_fill, times = [], [], []
         for r in range(repeats):
             start = time.perf_counter()
-            bench.run(r, "hand")
+            bench.run(r, on("hand"))
             t = time.perf_counter() - start
             t_copy = _probes.stream_copy(self.src, self.dst, THREADS)
             # not 0: zero stores run faster here
@@ -126,29 +132,29 @@ def encoding_benches(rng):
 
     return [
         Bench("posattn_sinusoidal_f32", 4 * n, "GB/s",
-              lambda r, s: posattn.sinusoidal(positions[r % 2], D, out=out, schedule=s),
+              lambda r, s: posattn.sinusoidal(positions[r % 2], D, out=out, **s),
               lambda r: eager_pe(positions[r % 2]),
-              lambda s: err(posattn.sinusoidal(small_p, 96, schedule=s), reference.sinusoidal(small_p, 96)),
+              lambda s: err(posattn.sinusoidal(small_p, 96, **s), reference.sinusoidal(small_p, 96)),
               fill_runs=1),
         Bench("posattn_sinusoidal_f32[half]", 4 * n, "GB/s",
-              lambda r, s: posattn.sinusoidal(positions[r % 2], D, layout="half", out=out, schedule=s),
+              lambda r, s: posattn.sinusoidal(positions[r % 2], D, layout="half", out=out, **s),
               lambda r: eager_pe(positions[r % 2], "half"),
-              lambda s: err(posattn.sinusoidal(small_p, 96, layout="half", schedule=s),
+              lambda s: err(posattn.sinusoidal(small_p, 96, layout="half", **s),
                             reference.sinusoidal(small_p, 96, layout="half")),
               fill_runs=2),  # the sine and the cosine halves of each row
         Bench("posattn_sinusoidal_add_f32", 8 * n, "GB/s",
-              lambda r, s: posattn.sinusoidal_add(xs[r % 2], positions[r % 2], out=out, schedule=s),
+              lambda r, s: posattn.sinusoidal_add(xs[r % 2], positions[r % 2], out=out, **s),
               lambda r: xs[r % 2] + eager_pe(positions[r % 2]),
-              lambda s: err(posattn.sinusoidal_add(small_x, small_p, schedule=s),
+              lambda s: err(posattn.sinusoidal_add(small_x, small_p, **s),
                             small_x + reference.sinusoidal(small_p, 96))),
         Bench("posattn_learned_f32", 8 * n, "GB/s",
-              lambda r, s: posattn.learned(table, positions[r % 2], out=out, schedule=s),
+              lambda r, s: posattn.learned(table, positions[r % 2], out=out, **s),
               lambda r: table[positions[r % 2]],
-              lambda s: err(posattn.learned(small_t, small_rows, schedule=s), reference.learned(small_t, small_rows))),
+              lambda s: err(posattn.learned(small_t, small_rows, **s), reference.learned(small_t, small_rows))),
         Bench("posattn_learned_add_f32", 12 * n, "GB/s",
-              lambda r, s: posattn.learned_add(xs[r % 2], table, positions[r % 2], out=out, schedule=s),
+              lambda r, s: posattn.learned_add(xs[r % 2], table, positions[r % 2], out=out, **s),
               lambda r: xs[r % 2] + table[positions[r % 2]],
-              lambda s: err(posattn.learned_add(small_x, small_t, small_rows, schedule=s),
+              lambda s: err(posattn.learned_add(small_x, small_t, small_rows, **s),
                             small_x + reference.learned(small_t, small_rows))),
     ] + simple_benches(positions, xs, out, rng)
 
@@ -171,14 +177,14 @@ def simple_benches(positions, xs, out, rng):
         table_fn, add_fn, ref = getattr(posattn, kind), getattr(posattn, kind + "_add"), getattr(reference, kind)
         benches += [
             Bench(f"posattn_{kind}_f32", 4 * n, "GB/s",
-                  lambda r, s, fn=table_fn: fn(positions[r % 2], D, out=out, schedule=s),
+                  lambda r, s, fn=table_fn: fn(positions[r % 2], D, out=out, **s),
                   lambda r, pe=pe: pe(positions[r % 2]),
-                  lambda s, fn=table_fn, ref=ref: float(np.abs(fn(small_p, 96, schedule=s) - ref(small_p, 96)).max()),
+                  lambda s, fn=table_fn, ref=ref: float(np.abs(fn(small_p, 96, **s) - ref(small_p, 96)).max()),
                   fill_runs=1),
             Bench(f"posattn_{kind}_add_f32", 8 * n, "GB/s",
-                  lambda r, s, fn=add_fn: fn(xs[r % 2], positions[r % 2], out=out, schedule=s),
+                  lambda r, s, fn=add_fn: fn(xs[r % 2], positions[r % 2], out=out, **s),
                   lambda r, pe=pe: xs[r % 2] + pe(positions[r % 2]),
-                  lambda s, fn=add_fn, ref=ref: float(np.abs(fn(small_x, small_p, schedule=s)
+                  lambda s, fn=add_fn, ref=ref: float(np.abs(fn(small_x, small_p, **s)
                                                              - (small_x + ref(small_p, 96))).max())),
         ]
     return benches
@@ -204,11 +210,11 @@ def rope_benches(rng):
 
     def verify(s, scaling):
         inv, af = reference.rope_inv_freq(D, scaling=scaling, seq_len=int(small_p.max()) + 1)
-        return float(np.abs(posattn.rope(small, small_p, scaling=scaling, schedule=s)
+        return float(np.abs(posattn.rope(small, small_p, scaling=scaling, **s)
                             - reference.rope(small, small_p, inv, af)).max())
 
     return [Bench(f"posattn_rope_f32{'[yarn]' if scaling else ''}", 8 * B * H * L * D, "GB/s",
-                  lambda r, s, scaling=scaling: posattn.rope(xs[r % 2], positions, scaling=scaling, out=out, schedule=s),
+                  lambda r, s, scaling=scaling: posattn.rope(xs[r % 2], positions, scaling=scaling, out=out, **s),
                   lambda r, scaling=scaling: eager(xs[r % 2], scaling),
                   lambda s, scaling=scaling: verify(s, scaling))
             for scaling in (None, yarn)]
@@ -231,14 +237,14 @@ def complex_order_benches(rng):
         return r * np.cos(angle), r * np.sin(angle)
 
     def error(s, p):
-        got = posattn.complex_order(*small, amplitude, frequency, p, schedule=s)
+        got = posattn.complex_order(*small, amplitude, frequency, p, **s)
         return float(np.abs(np.stack(got) - np.stack(reference.complex_order(*small, amplitude, frequency, p))).max())
 
     # Bytes: the gathered rows of the tables (read) and both outputs (written).
     return [Bench(f"posattn_complex_order{'_phase' if p is not None else ''}_f32",
                   4 * B * S * D * (4 + (p is not None)), "GB/s",
                   lambda r, s, p=p: posattn.complex_order(ids, positions, amplitude, frequency, p, real=real, imag=imag,
-                                                          schedule=s),
+                                                          **s),
                   lambda r, p=p: eager(p), lambda s, p=p: error(s, p))
             for p in (None, phase)]
 
@@ -287,9 +293,9 @@ def alibi_benches(rng):
     m32 = slopes.astype(np.float32)[:, None, None]
     offset = (np.arange(L)[None, :] - np.arange(L)[:, None]).astype(np.float32)
     return [Bench("posattn_alibi_bias_f32", 4 * H * L * L, "GB/s",
-                  lambda r, s: posattn.alibi_bias(slopes, L, L, out=out, schedule=s),
+                  lambda r, s: posattn.alibi_bias(slopes, L, L, out=out, **s),
                   lambda r: m32 * offset,
-                  lambda s: float(np.abs(posattn.alibi_bias(slopes, 300, 500, schedule=s)
+                  lambda s: float(np.abs(posattn.alibi_bias(slopes, 300, 500, **s)
                                          - reference.alibi_bias(slopes, 300, 500)).max()),
                   fill_runs=1)]
 
@@ -319,9 +325,9 @@ def attention_benches(rng):
 
     benches.append(Bench(
         "posattn_attn_alibi_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
-        lambda r, s: posattn.attention(*sets[r % 3], causal=True, alibi_slopes=slopes, out=out, schedule=s),
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, alibi_slopes=slopes, out=out, **s),
         lambda r: eager_alibi(*sets[r % 3]),
-        lambda s: float(np.abs(posattn.attention(*small, causal=True, alibi_slopes=slopes, schedule=s)
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, alibi_slopes=slopes, **s)
                                - reference.attention(*small, causal=True,
                                                      bias=reference.alibi_bias(slopes, 512, 512)[None])).max())))
     t5_table = rng.standard_normal((32, H)).astype(np.float32)
@@ -336,10 +342,10 @@ def attention_benches(rng):
     benches.append(Bench(
         "posattn_attn_t5_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
         lambda r, s: posattn.attention(*sets[r % 3], causal=True, t5_table=t5_table, t5_bidirectional=False, out=out,
-                                       schedule=s),
+                                       **s),
         lambda r: eager_t5(*sets[r % 3]),
         lambda s: float(np.abs(posattn.attention(*small, causal=True, t5_table=t5_table, t5_bidirectional=False,
-                                                 schedule=s)
+                                                 **s)
                                - reference.attention(*small, 1.0, True,
                                                      bias=reference.t5_bias(t5_table, 512, 512, False)[None])).max())))
     inv, _ = posattn.rope_frequencies(D)
@@ -359,12 +365,12 @@ def attention_benches(rng):
         inv64, af = reference.rope_inv_freq(D)
         q, k, v = small
         rotated = [reference.rope(x, np.arange(512), inv64, af) for x in (q, k)]
-        return float(np.abs(posattn.attention(q, k, v, causal=True, rope={}, schedule=s)
+        return float(np.abs(posattn.attention(q, k, v, causal=True, rope={}, **s)
                             - reference.attention(*rotated, v, causal=True)).max())
 
     benches.append(Bench(
         "posattn_attn_rope_f32_causal", 4.0 * B * H * L * L * D * 0.5, "GFLOP/s",
-        lambda r, s: posattn.attention(*sets[r % 3], causal=True, rope={}, out=out, schedule=s),
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, rope={}, out=out, **s),
         lambda r: eager_rope(*sets[r % 3]), rope_error))
     benches += relative_attention_benches(rng, sets, small, out)
     for causal in (False, True):
@@ -372,9 +378,9 @@ def attention_benches(rng):
         flops = 4.0 * B * H * L * L * D * (0.5 if causal else 1.0)
         benches.append(Bench(
             f"posattn_attn_plain_f32{'_causal' if causal else ''}", flops, "GFLOP/s",
-            lambda r, s, causal=causal: posattn.attention(*sets[r % 3], causal=causal, out=out, schedule=s),
+            lambda r, s, causal=causal: posattn.attention(*sets[r % 3], causal=causal, out=out, **s),
             lambda r, causal=causal: eager(*sets[r % 3], causal),
-            lambda s, causal=causal: float(np.abs(posattn.attention(*small, causal=causal, schedule=s)
+            lambda s, causal=causal: float(np.abs(posattn.attention(*small, causal=causal, **s)
                                                   - reference.attention(*small, causal=causal)).max())))
     return benches
 
@@ -408,9 +414,9 @@ def relative_attention_benches(rng, sets, small, out):
 
     benches.append(Bench(
         "posattn_attn_shaw_f32", flops, "GFLOP/s",
-        lambda r, s: posattn.attention(*sets[r % 3], shaw=shaw, out=out, schedule=s),
+        lambda r, s: posattn.attention(*sets[r % 3], shaw=shaw, out=out, **s),
         lambda r: eager_shaw(*sets[r % 3]),
-        lambda s: float(np.abs(posattn.attention(*small, shaw=shaw, schedule=s)
+        lambda s: float(np.abs(posattn.attention(*small, shaw=shaw, **s)
                                - reference.shaw_attention(*small, rel_k, rel_v)).max())))
 
     r = rng.standard_normal((H, L, D)).astype(np.float32)
@@ -428,9 +434,9 @@ def relative_attention_benches(rng, sets, small, out):
     small_r = r[:, :small[0].shape[2]]
     benches.append(Bench(
         "posattn_attn_xl_f32_causal", flops * 0.5, "GFLOP/s",
-        lambda r_, s: posattn.attention(*sets[r_ % 3], causal=True, transformer_xl=xl, out=out, schedule=s),
+        lambda r_, s: posattn.attention(*sets[r_ % 3], causal=True, transformer_xl=xl, out=out, **s),
         lambda r_: eager_xl(*sets[r_ % 3]),
-        lambda s: float(np.abs(posattn.attention(*small, causal=True, schedule=s,
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, **s,
                                                  transformer_xl={"r": small_r, "u": u, "v_bias": v_bias})
                                - reference.transformer_xl_attention(*small, small_r, u, v_bias)).max())))
 
@@ -454,9 +460,9 @@ def relative_attention_benches(rng, sets, small, out):
 
     benches.append(Bench(
         "posattn_attn_deberta_f32", flops, "GFLOP/s",
-        lambda r_, s: posattn.attention(*sets[r_ % 3], deberta=deberta, out=out, schedule=s),
+        lambda r_, s: posattn.attention(*sets[r_ % 3], deberta=deberta, out=out, **s),
         lambda r_: eager_deberta(*sets[r_ % 3]),
-        lambda s: float(np.abs(posattn.attention(*small, deberta=deberta, schedule=s)
+        lambda s: float(np.abs(posattn.attention(*small, deberta=deberta, **s)
                                - reference.deberta_attention(*small, **deberta)).max())))
     return benches
 
@@ -469,16 +475,53 @@ def linear_benches(rng):
     out = np.empty((N, O), np.float32)
     return [Bench(
         "posattn_linear_f32", 2.0 * N * E * O, "GFLOP/s",
-        lambda r, s: posattn.linear(xs[r % 3][0], w, b, out=out, schedule=s),
+        lambda r, s: posattn.linear(xs[r % 3][0], w, b, out=out, **s),
         lambda r: xs[r % 3][0] @ w.T + b,
-        lambda s: float(np.abs(posattn.linear(xs[0][0], w, b, schedule=s) - (xs[0][0].astype(np.float64) @ w.T + b)).max()))]
+        lambda s: float(np.abs(posattn.linear(xs[0][0], w, b, **s) - (xs[0][0].astype(np.float64) @ w.T + b)).max()))]
 
 
 def agreement(bench, schedule):
     """The autoscheduled build at the benchmark size (the sizes its schedule assumes) against the hand
     schedule: max |difference|, so that a baseline is only timed if it computes the same thing."""
-    hand = np.array(bench.run(0, "hand"))  # a copy (stacked for kernels with several outputs)
-    return float(np.abs(np.array(bench.run(0, schedule)) - hand).max())
+    hand = np.array(bench.run(0, on("hand")))  # a copy (stacked for kernels with several outputs)
+    return float(np.abs(np.array(bench.run(0, on(schedule))) - hand).max())
+
+
+def all_benches(rng):
+    return (encoding_benches(rng) + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
+            + linear_benches(rng) + attention_benches(rng))
+
+
+def device_table(args, rng):
+    """Every kernel on a GPU API: its error, its time with host arrays (the runtime's copies to and
+    from the device included: posattn takes host memory), and its speed-up over this host's CPU
+    kernel and over NumPy. Kernels not built for the API are listed with the reason."""
+    global DEVICE
+    DEVICE = args.device
+    print(f"device: {args.device}; host: {platform.processor() or platform.machine()}, {THREADS} CPU threads\n")
+    header = ("kernel", "max err vs f64", "time ms (with copies)", "speed", "vs host CPU", "vs numpy")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    rows = []
+    for bench in all_benches(rng):
+        if args.only not in bench.name:
+            continue
+        name = f"{bench.name}.{args.device}"
+        try:
+            error = bench.verify(on("hand"))
+        except Exception as e:  # not built for this API, or no such device: say so, never time it
+            print(f"| {name} | not run: {str(e).splitlines()[0]} | | | | |", flush=True)
+            continue
+        t = median_time(lambda r: bench.run(r, on("hand")), args.repeats)
+        t_cpu = median_time(lambda r: bench.run(r, on("hand", "cpu")), max(3, args.repeats // 3))
+        t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
+        speed = bench.work / t / 1e9
+        rows.append(dict(kernel=name, max_error=error, time_ms=t * 1e3, speed=speed, unit=bench.unit,
+                         speedup_vs_cpu=t_cpu / t, speedup_vs_numpy=t_numpy / t))
+        print(f"| {name} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | {t_cpu / t:.2f}x | "
+              f"{t_numpy / t:.1f}x |", flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(dict(device=args.device, kernels=rows), indent=2))
 
 
 def main():
@@ -486,12 +529,15 @@ def main():
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=pathlib.Path)
     parser.add_argument("--only", default="", help="run only the kernels whose name contains this text")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"],
+                        help="run the kernels on this GPU API (scripts/gpu_check.sh) instead of the CPU")
     args = parser.parse_args()
 
     posattn.set_num_threads(THREADS)
     rng = np.random.default_rng()
+    if args.device != "cpu":
+        return device_table(args, rng)
     peak = _probes.fma_peak_gflops(THREADS)
-    encodings = encoding_benches(rng)
     streams = Streams(int(np.prod(ENCODING_SHAPE)), ENCODING_SHAPE[-1])
     print(f"machine: {platform.processor() or platform.machine()}, {THREADS} threads; measured FMA peak "
           f"{peak:.1f} GFLOP/s ({_probes.vector_isa}); memory streams over {streams.src.nbytes >> 20} MiB\n")
@@ -501,18 +547,17 @@ def main():
               "vs autoscheduler", "vs numpy", "autoscheduler max diff")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for bench in (encodings + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
-                  + linear_benches(rng) + attention_benches(rng)):
+    for bench in all_benches(rng):
         if args.only not in bench.name:
             continue
-        error = bench.verify("hand")
+        error = bench.verify(on("hand"))
         if bench.unit == "GB/s":
             ratio, to_fill, t = streams.ratios(bench, args.repeats)
         else:
             ratio, t = peak_ratio(bench, args.repeats)
             to_fill = None
         autoscheduler = baseline(bench)
-        t_auto = median_time(lambda r: bench.run(r, autoscheduler), max(3, args.repeats // 3))
+        t_auto = median_time(lambda r: bench.run(r, on(autoscheduler)), max(3, args.repeats // 3))
         t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
         speed = bench.work / t / 1e9
         row = dict(kernel=bench.name + ".x86", max_error=error, time_ms=t * 1e3, speed=speed, unit=bench.unit,

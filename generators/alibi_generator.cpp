@@ -33,6 +33,10 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_encoding(get_target(), schedule_params, out);
+        // Vulkan: one loop nest per form, so no kernel takes a hoisted `form == 0` (a bool, which
+        // Halide 21's SPIR-V cannot pass to a kernel).
+        if (get_target().has_feature(Target::Vulkan))
+            for (int value : {0, 1}) out.specialize(form == value);
     }
 
 private:

@@ -4,7 +4,7 @@
 //
 //   logit(i, j) = scale · (q'_i · k'_j + Σ relative scores(i, j)) + Σ biases(i, j)
 //                 q' = transform_q(q), k' = transform_k(k)
-//   visible(i, j) = j < key_lengths[b]  ∧  (¬causal ∨ j ≤ p_i)  ∧  p_i − j < window
+//   visible(i, j) = j < key_lengths[b]  ∧  j − p_i ≤ lookahead  ∧  p_i − j < window  (causal: lookahead 0)
 //                 p_i = i + Lk − Lq, the query's absolute position (SPEC §0, bottom-right)
 //   out_i = Σ_j softmax_j(logit) (v_j + Σ relative values(i, j)) over visible j; a row with no
 //           visible key is exactly 0.
@@ -95,7 +95,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int qu
                                         Halide::Func q, Halide::Func k, Halide::Func v,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, Halide::Func key_lengths,
-                                        Halide::Expr scale, Halide::Expr causal, Halide::Expr window) {
+                                        Halide::Expr scale, Halide::Expr lookahead, Halide::Expr window) {
     using namespace Halide;
     AttentionStages st;
     st.query_tile = query_tile;
@@ -159,7 +159,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int qu
     }
     Expr logit = score * scale;
     for (const auto &bias : decl.logit_biases) logit += bias(site);
-    Expr visible = j < key_lengths(b) && (!causal || j <= site.query_position) && site.query_position - j < window;
+    Expr visible = j < key_lengths(b) && j - site.query_position <= lookahead && site.query_position - j < window;
     st.logit(i, jj, r, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
@@ -183,14 +183,14 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int qu
 
     // Online merge over key blocks: (numerator, denominator, running max).
     // The running state of query tile t, row i of the tile (query row t·query_tile + i). A key
-    // block past the tile's causal limit has no visible key for any of its rows, so the merge
-    // skips it. (Blocks before a window or past a key length are masked, not skipped: a predicate
+    // block past the tile's lookahead limit (the causal one) has no visible key for any of its
+    // rows, so the merge skips it. (Blocks before a window or past a key length are masked, not skipped: a predicate
     // that bounds the block from below, or on a loaded value, leaves the p·v register tile at a
     // data-dependent offset, which keeps it out of registers and halves the speed.)
     Var t("t");
     Expr row = t * query_tile + i, rb = st.blocks;
     Expr last_position = t * query_tile + query_tile - 1 + (Lk - Lq);
-    st.blocks.where(!causal || rb * key_block <= last_position);
+    st.blocks.where(rb * key_block - last_position <= lookahead);
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, t, h, b)[2];
     Expr m_blk = st.block_max(row, rb, h, b);

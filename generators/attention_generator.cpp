@@ -21,8 +21,10 @@ public:
     Input<Buffer<float, 4>> v{"v"};
     Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};  // [B]; keys j ≥ key_lengths[b] are masked
     Input<float> scale{"scale"};
-    Input<bool> causal{"causal"};
-    Input<int32_t> window{"window"};  // a query at position p sees keys j with p − j < window
+    // A query at position p sees keys j with j ≤ p + lookahead (0: causal) and p − j < window. Ints
+    // rather than a bool flag: Halide 21's SPIR-V cannot pass a hoisted bool to a kernel.
+    Input<int32_t> lookahead{"lookahead"};
+    Input<int32_t> window{"window"};
     Output<Buffer<float, 4>> out{"out"};  // [B, Hq, Lq, Dv]
     // The inputs of the variant's declaration, added by configure():
     Input<Buffer<float, 1>> *slopes = nullptr;  // alibi: [Hq]
@@ -98,10 +100,10 @@ public:
         if (variant == "rope") {
             Expr rotary = 2 * inv_freq->dim(0).extent(), D = q.dim(0).extent();
             decl.transform_q = [=](Func x) {
-                return rope_channels(x, D, *q_positions, *inv_freq, rotary, *rope_layout, *attention_factor, "q_rotated");
+                return rope_channels(x, D, *q_positions, *inv_freq, rotary, *rope_layout, *attention_factor, get_target(), "q_rotated");
             };
             decl.transform_k = [=](Func x) {
-                return rope_channels(x, D, *k_positions, *inv_freq, rotary, *rope_layout, *attention_factor, "k_rotated");
+                return rope_channels(x, D, *k_positions, *inv_freq, rotary, *rope_layout, *attention_factor, get_target(), "k_rotated");
             };
             q_positions->set_estimates({{0, 2048}, {0, 1}});
             k_positions->set_estimates({{0, 2048}, {0, 1}});
@@ -151,7 +153,7 @@ public:
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         AttentionTiling tiling = attention_tiling(get_target(), schedule_params);
         stages = define_attention(declaration(), tiling.query_tile, tiling.key_block, q, k, v, D, Dv, Lq, Lk, group,
-                                  key_lengths, scale, causal, window);
+                                  key_lengths, scale, lookahead, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
@@ -162,7 +164,7 @@ public:
         v.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
         key_lengths.set_estimates({{0, 1}});
         scale.set_estimate(0.125f);
-        causal.set_estimate(false);
+        lookahead.set_estimate(std::numeric_limits<int32_t>::max());
         window.set_estimate(std::numeric_limits<int32_t>::max());
         out.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
     }
@@ -170,6 +172,15 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_attention(get_target(), schedule_params, stages, out);
+        // Vulkan: one loop nest per integer mode, so no kernel takes a hoisted comparison of it (a
+        // bool, which Halide 21's SPIR-V cannot pass to a kernel).
+        Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout;
+        if (!get_target().has_feature(Target::Vulkan)) mode = nullptr;
+        std::vector<Func> nests{out};
+        if (stages.k_transformed.defined()) nests.push_back(stages.k_transformed);  // its own loop nest
+        for (Func f : nests)
+            for (int value : {0, 1})
+                if (mode) f.specialize(*mode == value);
     }
 
 private:

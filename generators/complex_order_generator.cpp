@@ -32,7 +32,7 @@ public:
         Expr angle = cast<double>(frequency(c, word)) * cast<double>(positions(s, b));
         if (with_phase) angle += cast<double>((*phase_table)(c, word));
         Expr r = amplitude(c, word);
-        out(c, s, b) = Tuple(r * sin_quarter_turns(angle, 1), r * sin_quarter_turns(angle, 0));
+        out(c, s, b) = Tuple(r * sin_quarter_turns(angle, 1, get_target()), r * sin_quarter_turns(angle, 0, get_target()));
 
         token_ids.set_estimates({{0, 512}, {0, 8}});
         positions.set_estimates({{0, 512}, {0, 8}});

@@ -33,7 +33,7 @@ public:
     }
 
     void generate() {
-        cos_sin(i, l, b) = rope_cos_sin(positions(l, b), inv_freq(i), attention_factor);
+        cos_sin(i, l, b) = rope_cos_sin(positions(l, b), inv_freq(i), attention_factor, get_target());
         rotated(i, l, h, b) = rope_rotate(x(i, 0, l, h, b), x(i, 1, l, h, b), cos_sin(i, l, b));
         out(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
         if (partial) (*out_pass)(c, l, h, b) = (*x_pass)(c, l, h, b);

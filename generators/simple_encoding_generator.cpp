@@ -80,6 +80,11 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_encoding(get_target(), schedule_params, out);
+        if (kind == "binary" && get_target().has_feature(Target::Vulkan)) {  // no bool kernel argument (see alibi)
+            for (bool msb : {true, false})
+                for (bool sign : {true, false}) out.specialize(*msb_first == msb && *signed_bits == sign);
+            out.specialize_fail("unreachable: every pair of flags is specialized");
+        }
     }
 
 private:

@@ -1,7 +1,8 @@
 // Sinusoidal absolute encoding (SPEC §1), as a table PE[b, s, :] = PE(positions[b, s]) or fused
 // with an input: out = x + PE(positions).
-//   ω_i = base^(−i·exponent_step), i = 0 … d/2−1, where the caller passes
-//   exponent_step = 2/d' ('vaswani') or 1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even.
+//   ω_i = base^(−i·exponent_step), i = 0 … d/2−1, exponent_step = 2/d' ('vaswani') or
+//   1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even, computed by the runtime in float64
+//   (the frequencies input: Halide 21's SPIR-V has no float64 pow).
 //   Pair i is (sin(pω_i), cos(pω_i)).
 // The channel axis arrives as a pair view out(i, m, s, b): pair i, member m (0 sine, 1 cosine).
 // The layout is only strides: interleaved puts pair i at channels (2i, 2i+1) (i stride 2, m
@@ -21,8 +22,7 @@ public:
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
-    Input<double> base{"base"};
-    Input<double> exponent_step{"exponent_step"};
+    Input<Buffer<double, 1>> frequencies{"frequencies"};  // ω_i, [d'/2]
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
     Output<Buffer<float, 4>> out{"out"};   // pair view of [B, S, D]
 
@@ -31,16 +31,15 @@ public:
     }
 
     void generate() {
-        pair_omega(i) = pow(base, -cast<double>(i) * exponent_step);
+        pair_omega(i) = frequencies(i);
         // The sine and cosine of one angle share its reduction and polynomials.
         Expr angle = cast<double>(positions(s, b)) * pair_omega(i);
-        pair_sin_cos(i, s, b) = Tuple(sin_quarter_turns(angle, 0), sin_quarter_turns(angle, 1));
+        pair_sin_cos(i, s, b) = Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
         Expr pe = select(m == 0, pair_sin_cos(i, s, b)[0], pair_sin_cos(i, s, b)[1]);
         out(i, m, s, b) = fused ? (*x)(i, m, s, b) + pe : pe;
 
         positions.set_estimates({{0, 4096}, {0, 8}});
-        base.set_estimate(10000.0);
-        exponent_step.set_estimate(2.0 / 1024);
+        frequencies.set_estimates({{0, 512}});
         for (OutputImageParam view : pair_views()) {
             view.dim(0).set_stride(Expr());  // 1 (half) or 2 (interleaved)
             view.dim(1).set_bounds(0, 2);

@@ -11,19 +11,44 @@
 
 namespace posattn {
 
+// Whether LLVM fuses a·b + c into one FMA (exact product) on this target's CPU code. GPU code is
+// excluded: OpenCL C compilers contract at will, so device code keeps the exact split below.
+inline bool contracts_to_fma(const Halide::Target &target) {
+    using Halide::Target;
+    if (target.has_gpu_feature()) return false;
+    return target.arch == Target::ARM ||
+           target.features_any_of({Target::FMA, Target::AVX512, Target::AVX512_Skylake, Target::AVX512_Cannonlake,
+                                   Target::AVX512_SapphireRapids, Target::AVX512_Zen4, Target::AVX512_Zen5});
+}
+
 // sin(angle + quarter_turns·π/2) as float32; angle is Float(64), quarter_turns Int(32).
 // quarter_turns = 1 gives the cosine exactly, without rounding π/2 into the angle.
-inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_turns) {
+inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_turns, const Halide::Target &target) {
     using namespace Halide;
-    // π/2 split so that k·pio2_hi is exact for |k| < 2^31 (pio2_hi has 21 significant bits). Every
-    // float64 constant is a sum of parts exact in float32: Halide 21's OpenCL C writes float64
-    // constants through float32, which would otherwise round them.
-    const Expr pio2_hi(0x1.921fbp+0), pio2_mid(0x1.5110b4p-22), pio2_lo(0x1.84698ap-48);
-    const Expr two_over_pi_hi(0x1.45f306p-1), two_over_pi_lo(0x1.b93910p-26);
-    // strict_float: the simplifier would otherwise fold the parts back into one constant.
-    Expr k = round(strict_float(angle * two_over_pi_hi + angle * two_over_pi_lo));
-    Expr r = cast<float>(strict_float(((angle - k * pio2_hi) - k * pio2_mid) - k * pio2_lo));
-    Expr quadrant = (cast<int32_t>(k) + quarter_turns) & 3;  // |k| ≤ 2^31·2/π: fits int32
+    // k, the nearest integer to angle·2/π, by adding 1.5·2^52: the sum's low bits are k mod 2^51
+    // (two instructions; Halide's round and floor of float64 split AVX-512 vectors in halves).
+    const Expr shifter(0x1.8p52);
+    Expr shifted, k, r;
+    if (contracts_to_fma(target)) {
+        // Two-part Cody-Waite: angle − k·pio2_1 is one FMA (exact product, one rounding of a result
+        // ≤ π/4), so the reduction is good to ~|k|·2^-107 for any |k| < 2^51. The tail product is
+        // strict so that neither the simplifier nor LLVM folds pio2_2 into pio2_1.
+        const Expr pio2_1(1.5707963267948966), pio2_2(6.123233995736766e-17);
+        shifted = strict_float(angle * Expr(0.6366197723675814) + shifter);
+        k = strict_float(shifted - shifter);
+        r = cast<float>((angle - k * pio2_1) - strict_float(k * pio2_2));
+    } else {
+        // π/2 split so that k·pio2_hi is exact for |k| < 2^32 (pio2_hi has 21 significant bits).
+        // Every float64 constant is a sum of parts exact in float32: Halide 21's OpenCL C writes
+        // float64 constants through float32, which would otherwise round them. strict_float: the
+        // simplifier would otherwise fold the parts back into one constant.
+        const Expr pio2_hi(0x1.921fbp+0), pio2_mid(0x1.5110b4p-22), pio2_lo(0x1.84698ap-48);
+        const Expr two_over_pi_hi(0x1.45f306p-1), two_over_pi_lo(0x1.b93910p-26);
+        shifted = strict_float((angle * two_over_pi_hi + angle * two_over_pi_lo) + shifter);
+        k = strict_float(shifted - shifter);
+        r = cast<float>(strict_float(((angle - k * pio2_hi) - k * pio2_mid) - k * pio2_lo));
+    }
+    Expr quadrant = (cast<int32_t>(reinterpret<uint64_t>(shifted) & 3) + quarter_turns) & 3;
     Expr r2 = r * r;
     Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
     Expr cos_r = 1.0f - 0.5f * r2 +

@@ -227,13 +227,16 @@ def rope_cases():
 
 def complex_order_cases():
     cases = []
-    # (token shape, V, d, frequency init, phase, strided output)
-    configs = [((3, 29), 50, 33, "classification", False, False), ((41,), 7, 64, "translation", True, False),
-               ((2, 5), 1000, 17, "random", True, True), ((1, 1), 1, 1, "translation", False, False)]
-    for shape, V, d, init, with_phase, strided in configs:
-        def run(rng, call, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided):
+    # (token shape, V, d, frequency init, phase, strided output, positions below). Positions are 1-based
+    # in the model; any int32 here: over the whole range, angles reach 2^32 right angles.
+    configs = [((3, 29), 50, 33, "classification", False, False, 10**4),
+               ((41,), 7, 64, "translation", True, False, 10**4), ((2, 5), 1000, 17, "random", True, True, 10**4),
+               ((1, 1), 1, 1, "translation", False, False, 10**4), ((4, 9), 300, 40, "random", False, False, 2**31)]
+    for shape, V, d, init, with_phase, strided, max_position in configs:
+        def run(rng, call, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided,
+                max_position=max_position):
             ids = rng.integers(0, V, size=shape).astype(np.int32)
-            positions = rng.integers(0, 10**4, size=shape).astype(np.int32)  # 1-based in the model; any int here
+            positions = rng.integers(-max_position, max_position, size=shape).astype(np.int32)
             amplitude = rng.standard_normal((V, d)).astype(np.float32)
             frequency = (rng.uniform(0, 2, (V, d)) if init == "random"
                          else reference.complex_order_frequency_init(V, d, init)).astype(np.float32)
@@ -247,7 +250,7 @@ def complex_order_cases():
             # |r| <= ~5: the sinusoid's absolute error scaled by the amplitude.
             return np.stack([real, imag]), expected, 5 * SIN_ATOL, SIN_RTOL, before, after
         name = (f"T{'x'.join(map(str, shape))}-V{V}-D{d}-{init}{'-phase' if with_phase else ''}"
-                f"{'-strided' if strided else ''}")
+                f"{'-strided' if strided else ''}{'-int32_positions' if max_position == 2**31 else ''}")
         cases.append(Case("posattn_complex_order_phase_f32" if with_phase else "posattn_complex_order_f32", name, run))
     return cases
 

@@ -13,8 +13,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # scripts/test_arm.sh on that family's Python under qemu).
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(BUILD / "python"))
-# Only the host's own build has autoscheduled baselines (cross builds have hand schedules only).
-NATIVE_BUILD = BUILD == ROOT / "build"
+# A build for this host (not a cross build, scripts/build_arm.sh) has the GPU kernels, and its
+# autoscheduled baselines unless configured with POSATTN_BASELINES=OFF (scripts/gpu_check.sh).
+_CACHE = (BUILD / "CMakeCache.txt").read_text()
+NATIVE_BUILD = "CMAKE_TOOLCHAIN_FILE:" not in _CACHE
+BASELINES = NATIVE_BUILD and "POSATTN_BASELINES:BOOL=OFF" not in _CACHE
 # Vulkan's loader (lavapipe here) wants a runtime directory.
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 

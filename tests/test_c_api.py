@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import BUILD
+from conftest import BASELINES, BUILD
 from posattn import reference
 
 lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
@@ -336,3 +336,28 @@ def test_set_num_threads(threads, rng):
     lib.posattn_set_num_threads(threads)
     test_sinusoidal_matches_reference(rng)
     lib.posattn_set_num_threads(0)
+
+
+def test_set_device_and_schedule_select_the_kernel(rng):
+    """The per-thread device and schedule reach the kernel selection: the OpenCL build (PoCL here)
+    gives the reference result; a schedule the kernel was not built with is UNSUPPORTED, naming
+    it; unknown devices and NULL are errors."""
+    if not BASELINES:
+        pytest.skip("this build has no GPU kernels or no autoscheduled baselines")
+    for name in ("posattn_set_device", "posattn_set_schedule"):
+        getattr(lib, name).restype = ctypes.c_int
+    positions = rng.integers(-1000, 1000, size=(3, 11)).astype(np.int32)
+    try:
+        assert lib.posattn_set_device(b"opencl") == OK and lib.posattn_set_schedule(b"hand") == OK
+        out = np.full((3, 11, 13), np.nan, np.float32)
+        assert lib.posattn_integer(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out))) == OK, last_error()
+        np.testing.assert_array_equal(out, reference.integer(positions, 13))
+        assert lib.posattn_set_device(b"cpu") == OK and lib.posattn_set_schedule(b"li2018") == OK
+        assert lib.posattn_integer(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out))) == UNSUPPORTED
+        assert "schedule 'li2018'" in last_error() and "adams2019" in last_error()
+        assert lib.posattn_set_device(b"tpu") == INVALID and "'device' is 'tpu'" in last_error()
+        assert lib.posattn_set_device(None) == INVALID and "'device' is NULL" in last_error()
+        assert lib.posattn_set_schedule(None) == INVALID and "'schedule'" in last_error()
+    finally:
+        lib.posattn_set_device(b"cpu")
+        lib.posattn_set_schedule(b"hand")

@@ -560,6 +560,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("rel"), py::arg("bidirectional") = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
+    m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
+          py::arg("schedule"));
     m.def("kernels", [] {
         py::list list;
         for (const auto &k : posattn::kernels())

@@ -368,9 +368,10 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (encodings > 1)
         check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl' and 'deberta': more than one given (" +
                    std::to_string(encodings) + "); expected at most one position encoding");
-    // The kernel's int32 mask arithmetic (window + key) needs keys well inside 2^31.
-    if (s.Lk > (int64_t(1) << 30))
-        check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^30");
+    // The kernel's int32 mask arithmetic (positions plus window or lookahead) needs Lq + Lk well
+    // inside 2^31.
+    if (s.Lq + s.Lk > (int64_t(1) << 30))
+        check.fail("arguments 'q' and 'k' have Lq + Lk = " + std::to_string(s.Lq + s.Lk) + "; expected Lq + Lk <= 2^30");
     // q, k and v are checked before an encoding's own work (DeBERTa's projections).
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     EncodingArgs args;
@@ -395,7 +396,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     KernelCall kernel(args.function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
-        .arg("scale", float(scale)).arg("causal", o.causal).arg("window", int32_t(window))
+        .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal ? 0 : s.Lq)).arg("window", int32_t(window))
         .arg("out", out_view);
     for (auto &bind : args.bind) bind(kernel);
     kernel.run();

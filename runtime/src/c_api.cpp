@@ -8,6 +8,7 @@
 namespace {
 
 thread_local std::string last_error;
+thread_local posattn::CallOptions thread_call;  // posattn_set_device / posattn_set_schedule
 
 posattn::Tensor view(const posattn_tensor *t, const char *name) {
     if (!t) throw posattn::Error(posattn::Error::Kind::invalid_argument, std::string("posattn: argument '") + name + "' is NULL");
@@ -128,7 +129,7 @@ posattn_status attention_with(const posattn_tensor *q, const posattn_tensor *k, 
     return guarded([&] {
         posattn::AttentionOptions o = attention_options(options);
         variant(o);
-        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), o);
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), o, thread_call);
     });
 }
 
@@ -144,7 +145,7 @@ extern "C" {
 posattn_status posattn_sinusoidal(const posattn_tensor *positions, const posattn_tensor *out, double base,
                                   int32_t layout, int32_t convention) {
     return guarded([&] {
-        posattn::sinusoidal(view(positions, "positions"), view(out, "out"), sinusoidal_options(base, layout, convention));
+        posattn::sinusoidal(view(positions, "positions"), view(out, "out"), sinusoidal_options(base, layout, convention), thread_call);
     });
 }
 
@@ -152,34 +153,34 @@ posattn_status posattn_sinusoidal_add(const posattn_tensor *x, const posattn_ten
                                       const posattn_tensor *out, double base, int32_t layout, int32_t convention) {
     return guarded([&] {
         posattn::sinusoidal_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
-                                sinusoidal_options(base, layout, convention));
+                                sinusoidal_options(base, layout, convention), thread_call);
     });
 }
 
 posattn_status posattn_learned(const posattn_tensor *table, const posattn_tensor *positions,
                                const posattn_tensor *out, int64_t offset) {
-    return guarded([&] { posattn::learned(view(table, "table"), view(positions, "positions"), view(out, "out"), offset); });
+    return guarded([&] { posattn::learned(view(table, "table"), view(positions, "positions"), view(out, "out"), offset, thread_call); });
 }
 
 posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor *table,
                                    const posattn_tensor *positions, const posattn_tensor *out, int64_t offset) {
     return guarded([&] {
-        posattn::learned_add(view(x, "x"), view(table, "table"), view(positions, "positions"), view(out, "out"), offset);
+        posattn::learned_add(view(x, "x"), view(table, "table"), view(positions, "positions"), view(out, "out"), offset, thread_call);
     });
 }
 
 posattn_status posattn_integer(const posattn_tensor *positions, const posattn_tensor *out) {
-    return guarded([&] { posattn::integer(view(positions, "positions"), view(out, "out")); });
+    return guarded([&] { posattn::integer(view(positions, "positions"), view(out, "out"), thread_call); });
 }
 
 posattn_status posattn_integer_add(const posattn_tensor *x, const posattn_tensor *positions, const posattn_tensor *out) {
-    return guarded([&] { posattn::integer_add(view(x, "x"), view(positions, "positions"), view(out, "out")); });
+    return guarded([&] { posattn::integer_add(view(x, "x"), view(positions, "positions"), view(out, "out"), thread_call); });
 }
 
 posattn_status posattn_normalized(const posattn_tensor *positions, const posattn_tensor *out, int64_t length,
                                   int32_t mode) {
     return guarded([&] {
-        posattn::normalized(view(positions, "positions"), view(out, "out"), normalized_options(length, mode));
+        posattn::normalized(view(positions, "positions"), view(out, "out"), normalized_options(length, mode), thread_call);
     });
 }
 
@@ -187,14 +188,14 @@ posattn_status posattn_normalized_add(const posattn_tensor *x, const posattn_ten
                                       const posattn_tensor *out, int64_t length, int32_t mode) {
     return guarded([&] {
         posattn::normalized_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
-                                normalized_options(length, mode));
+                                normalized_options(length, mode), thread_call);
     });
 }
 
 posattn_status posattn_binary(const posattn_tensor *positions, const posattn_tensor *out, int32_t signed_values,
                               int32_t msb_first) {
     return guarded([&] {
-        posattn::binary(view(positions, "positions"), view(out, "out"), {signed_values != 0, msb_first != 0});
+        posattn::binary(view(positions, "positions"), view(out, "out"), {signed_values != 0, msb_first != 0}, thread_call);
     });
 }
 
@@ -202,17 +203,17 @@ posattn_status posattn_binary_add(const posattn_tensor *x, const posattn_tensor 
                                   int32_t signed_values, int32_t msb_first) {
     return guarded([&] {
         posattn::binary_add(view(x, "x"), view(positions, "positions"), view(out, "out"),
-                            {signed_values != 0, msb_first != 0});
+                            {signed_values != 0, msb_first != 0}, thread_call);
     });
 }
 
 posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_tensor *out, double base) {
-    return guarded([&] { posattn::sin_only(view(positions, "positions"), view(out, "out"), base); });
+    return guarded([&] { posattn::sin_only(view(positions, "positions"), view(out, "out"), base, thread_call); });
 }
 
 posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
                                     const posattn_tensor *out, double base) {
-    return guarded([&] { posattn::sin_only_add(view(x, "x"), view(positions, "positions"), view(out, "out"), base); });
+    return guarded([&] { posattn::sin_only_add(view(x, "x"), view(positions, "positions"), view(out, "out"), base, thread_call); });
 }
 
 void posattn_rope_scaling_init(posattn_rope_scaling *scaling, int32_t type) {
@@ -245,7 +246,7 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
         options.scaling = rope_scaling(scaling);
         options.seq_len = seq_len;
         if (positions) options.positions = view(positions, "positions");
-        posattn::rope(view(x, "x"), view(out, "out"), options);
+        posattn::rope(view(x, "x"), view(out, "out"), options, thread_call);
     });
 }
 
@@ -257,7 +258,7 @@ posattn_status posattn_complex_order(const posattn_tensor *token_ids, const posa
         std::optional<posattn::Tensor> ph;
         if (phase) ph = view(phase, "phase");
         posattn::complex_order(view(token_ids, "token_ids"), view(positions, "positions"), view(amplitude, "amplitude"),
-                               view(frequency, "frequency"), ph, view(real, "real"), view(imag, "imag"));
+                               view(frequency, "frequency"), ph, view(real, "real"), view(imag, "imag"), thread_call);
     });
 }
 
@@ -278,7 +279,7 @@ posattn_status posattn_floater(const posattn_tensor *p0, const posattn_tensor *W
             throw posattn::Error(posattn::Error::Kind::invalid_argument,
                                  "posattn: argument 'method' is " + std::to_string(method) + "; expected 0 ... 3");
         posattn::floater(view(p0, "p0"), view(W1, "W1"), view(b1, "b1"), view(W2, "W2"), view(b2, "b2"), view(out, "out"),
-                         {dt, substeps, posattn::FloaterMethod(method)});
+                         {dt, substeps, posattn::FloaterMethod(method)}, thread_call);
     });
 }
 
@@ -291,14 +292,14 @@ posattn_status posattn_alibi_slopes(int64_t heads, double *slopes) {
 }
 
 posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_tensor *out, int32_t form) {
-    return guarded([&] { posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), alibi_form(form)); });
+    return guarded([&] { posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), alibi_form(form), thread_call); });
 }
 
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,
                                  const posattn_tensor *key_lengths) {
     return guarded([&] { posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"),
-                                            attention_options(scale, causal, key_lengths)); });
+                                            attention_options(scale, causal, key_lengths), thread_call); });
 }
 
 posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
@@ -308,7 +309,7 @@ posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_te
     return guarded([&] {
         posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
         options.alibi = posattn::AlibiAttention{view(alibi_slopes, "alibi_slopes"), alibi_form(form)};
-        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options);
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options, thread_call);
     });
 }
 
@@ -319,7 +320,7 @@ posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tenso
     return guarded([&] {
         posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
         options.t5 = posattn::T5Attention{view(t5_table, "t5_table"), bidirectional != 0, max_distance};
-        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options);
+        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options, thread_call);
     });
 }
 
@@ -410,10 +411,29 @@ posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, i
 
 posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,
                               const posattn_tensor *out) {
-    return guarded([&] { posattn::linear(view(x, "x"), view(weight, "weight"), optional_view(bias, "bias"), view(out, "out")); });
+    return guarded([&] { posattn::linear(view(x, "x"), view(weight, "weight"), optional_view(bias, "bias"), view(out, "out"), thread_call); });
 }
 
 void posattn_set_num_threads(int32_t threads) { posattn::set_num_threads(threads); }
+
+posattn_status posattn_set_device(const char *device) {
+    return guarded([&] {
+        if (!device)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'device' is NULL; expected cpu, cuda, opencl or vulkan");
+        posattn::check_device(device);
+        thread_call.device = device;
+    });
+}
+
+posattn_status posattn_set_schedule(const char *schedule) {
+    return guarded([&] {
+        if (!schedule || !*schedule)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: argument 'schedule' is NULL or empty; expected \"hand\" or a compiled baseline's name");
+        thread_call.schedule = schedule;
+    });
+}
 
 const char *posattn_last_error(void) { return last_error.c_str(); }
 

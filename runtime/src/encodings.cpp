@@ -79,10 +79,13 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
     if (pairs) {
         // The pair views cover channels 0 … 2·pairs−1 only, so a packed copy never carries the odd
         // last channel (written below) back over the caller's.
+        std::vector<double> frequencies(static_cast<size_t>(pairs));
+        for (int64_t i = 0; i < pairs; i++) frequencies[size_t(i)] = std::pow(o.base, -double(i) * exponent_step);
         HalideView pos_view(positions_2d(positions, out3.shape[0]), false);
+        HalideView freq_view(Tensor{frequencies.data(), DType::float64, {pairs}, {}}, false);
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
-        kernel.arg("positions", pos_view).arg("base", o.base).arg("exponent_step", exponent_step).arg("out", out_view);
+        kernel.arg("positions", pos_view).arg("frequencies", freq_view).arg("out", out_view);
         std::optional<HalideView> x_view;
         if (x) kernel.arg("x", x_view.emplace(detail::channels(*x, 0, 2 * pairs), false, o.layout));
         kernel.run();

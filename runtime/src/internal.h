@@ -21,7 +21,9 @@ struct KernelEntry {
     int (*argv)(void **);
     const halide_filter_metadata_t *(*metadata)();
 };
-const std::vector<KernelEntry> &kernel_table();
+// The AOT kernels of this build, then those added by load_kernel (stable addresses; a copy of
+// the list is returned, as load_kernel may add to it from another thread).
+std::vector<const KernelEntry *> kernel_table();
 // A GPU API's Halide device interface, by the family name its kernels carry.
 struct DeviceApi {
     const char *family;

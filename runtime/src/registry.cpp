@@ -1,8 +1,12 @@
 // The registry of compiled kernels (generated from kernels.json) and the generic kernel call.
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <mutex>
+
+#include <dlfcn.h>
 
 #include "internal.h"
 
@@ -11,29 +15,50 @@
 namespace posattn {
 namespace detail {
 
-const std::vector<KernelEntry> &kernel_table() {
-    static const std::vector<KernelEntry> table(std::begin(kKernelTable), std::end(kKernelTable));
+namespace {
+std::mutex loaded_mutex;
+std::deque<KernelEntry> loaded;      // entries added by load_kernel
+std::deque<std::string> loaded_names;  // the strings they point to
+}  // namespace
+
+std::vector<const KernelEntry *> kernel_table() {
+    std::vector<const KernelEntry *> table;
+    for (const KernelEntry &e : kKernelTable) table.push_back(&e);
+    std::lock_guard<std::mutex> lock(loaded_mutex);
+    for (const KernelEntry &e : loaded) table.push_back(&e);
     return table;
 }
 
+namespace {
+// Halide 21's Vulkan allocator rounds region sizes to 32 bytes but conforms them to the driver's
+// alignment on a second pass only, so on drivers with 64-byte alignment (lavapipe, RADV) a block
+// can be smaller than the regions carved from it: transfers were truncated to whole 64-byte
+// blocks and, with four or more buffers, inputs read as zeros (fixed upstream after the release,
+// Halide PR #9223). Rounding to 64 bytes from the start, with 1 MiB blocks, avoids it (and the
+// staging below keeps every buffer a whole number of 64-byte blocks). The runtime reads this
+// setting once, when it creates its allocator; a user's own setting wins.
+void configure_vulkan_allocator() {
+    // pool size (MiB, 0: unbounded) : minimum block (MiB) : maximum block : block count : multiple
+    setenv("HL_VK_ALLOC_CONFIG", "0:1:0:0:64", /*overwrite=*/0);
+}
+}  // namespace
+
 KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
-    static const char *const devices[] = {"cpu", "cuda", "opencl", "vulkan"};
-    if (std::find(std::begin(devices), std::end(devices), call.device) == std::end(devices))
-        throw Error(Error::Kind::invalid_argument,
-                    "posattn: argument 'device' is '" + call.device + "'; expected cpu, cuda, opencl or vulkan");
+    check_device(call.device);
     const bool gpu = call.device != "cpu";
     const std::string family = gpu ? call.device : kCpuFamily;
     std::string known;
-    for (const KernelEntry &e : kernel_table()) {
-        if (function != e.function || family != e.family) continue;
-        if (call.schedule == e.schedule) entry_ = &e;
-        known += (known.empty() ? "" : ", ") + std::string(e.schedule);
+    for (const KernelEntry *e : kernel_table()) {
+        if (function != e->function || family != e->family) continue;
+        if (call.schedule == e->schedule) entry_ = e;
+        known += (known.empty() ? "" : ", ") + std::string(e->schedule);
     }
     if (!entry_)
         throw Error(Error::Kind::unsupported,
                     "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " +
                         (known.empty() ? "(not built for device '" + call.device + "': kernels.json says why)"
                                        : "(compiled schedules: " + known + ")"));
+    if (family == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
         if (family == api->family) device_ = api->interface();
     user_context_ = this;
@@ -84,10 +109,10 @@ int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<
 }
 
 // Tensors are host memory on every device. Each buffer argument of a GPU kernel gets a device
-// copy made here rather than by the kernel: a flat byte buffer rounded up to whole 64-byte
-// blocks, whose device handle the argument then shares. (Halide 21's Vulkan runtime drops the
-// bytes past the last whole 64-byte block when it copies a buffer itself, on drivers with
-// 64-byte alignment such as lavapipe; fixed upstream after the release, Halide PR #9223.)
+// copy made here rather than by the kernel: a flat byte buffer of the argument's span rounded up
+// to whole 64-byte blocks (with the allocator setting above, what keeps Halide 21's Vulkan copies
+// whole on lavapipe), whose device handle the argument then shares, so that outputs come back
+// element by element (two output views of one memory must not overwrite each other's elements).
 DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
     : argument_(argument), output_(output), bytes_(argument->size_in_bytes()),
       host_((bytes_ + 63) / 64 * 64 + (bytes_ == 0 ? 64 : 0)) {
@@ -142,10 +167,45 @@ int DeviceStaging::to_host_and_free(void *user_context, int status) {
 
 void set_num_threads(int threads) { halide_set_num_threads(threads); }
 
+const std::vector<std::string> &devices() {
+    static const std::vector<std::string> names{"cpu", "cuda", "opencl", "vulkan"};
+    return names;
+}
+
+void check_device(const std::string &device) {
+    const std::vector<std::string> &names = devices();
+    if (std::find(names.begin(), names.end(), device) == names.end())
+        throw Error(Error::Kind::invalid_argument,
+                    "posattn: argument 'device' is '" + device + "'; expected cpu, cuda, opencl or vulkan");
+}
+
+void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
+                 const std::string &schedule) {
+    auto fail = [&](const std::string &what) {
+        throw Error(Error::Kind::invalid_argument, "posattn.load_kernel: " + what);
+    };
+    std::vector<const detail::KernelEntry *> table = detail::kernel_table();
+    if (std::none_of(table.begin(), table.end(), [&](auto *e) { return function == e->function; }))
+        fail("argument 'function' is '" + function + "', which is not a kernel of this build");
+    for (const detail::KernelEntry *e : table)
+        if (function == e->function && e->family == std::string(detail::kCpuFamily) && schedule == e->schedule)
+            fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
+    // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
+    void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) fail("argument 'path': " + std::string(dlerror()));
+    auto argv = reinterpret_cast<int (*)(void **)>(dlsym(library, (symbol + "_argv").c_str()));
+    auto metadata = reinterpret_cast<const halide_filter_metadata_t *(*)()>(dlsym(library, (symbol + "_metadata").c_str()));
+    if (!argv || !metadata) fail("argument 'symbol': " + path + " has no " + symbol + "_argv and _metadata");
+    std::lock_guard<std::mutex> lock(detail::loaded_mutex);  // (the library stays loaded for good)
+    const char *function_name = detail::loaded_names.emplace_back(function).c_str();
+    const char *schedule_name = detail::loaded_names.emplace_back(schedule).c_str();
+    detail::loaded.push_back({function_name, detail::kCpuFamily, schedule_name, argv, metadata});
+}
+
 std::vector<KernelInfo> kernels() {
     std::vector<KernelInfo> list;
-    for (const detail::KernelEntry &e : detail::kernel_table())
-        list.push_back({std::string(e.function) + "." + e.family, e.function, e.family, e.schedule});
+    for (const detail::KernelEntry *e : detail::kernel_table())
+        list.push_back({std::string(e->function) + "." + e->family, e->function, e->family, e->schedule});
     return list;
 }
 

@@ -24,14 +24,20 @@ struct AttentionParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("vector_width", vector_width);
-        visit("query_tile", query_tile);
-        visit("key_block", key_block);
-        visit("score_keys", score_keys);
-        visit("value_rows", value_rows);
-        visit("value_vectors", value_vectors);
-        visit("relative_rows", relative_rows);
-        visit("relative_keys", relative_keys);
+        visit("vector_width", vector_width, {4, 8, 16});
+        visit("query_tile", query_tile, {16, 24, 32, 48, 64});
+        visit("key_block", key_block, {64, 128, 256, 512});
+        visit("score_keys", score_keys, {4, 6, 8, 12, 16});
+        visit("value_rows", value_rows, {4, 6, 8, 12});
+        visit("value_vectors", value_vectors, {1, 2, 3, 4});
+        visit("relative_rows", relative_rows, {4, 8, 16});
+        visit("relative_keys", relative_keys, {4, 8, 16});
+    }
+    std::string invalid() const {
+        if (query_tile % vector_width || query_tile % value_rows)
+            return "query_tile must be a multiple of vector_width and of value_rows";
+        if (key_block % score_keys) return "key_block must be a multiple of score_keys";
+        return "";
     }
 };
 

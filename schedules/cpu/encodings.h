@@ -13,8 +13,8 @@ struct EncodingParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("vector_width", vector_width);
-        visit("rows_per_task", rows_per_task);
+        visit("vector_width", vector_width, {4, 8, 16, 32, 64});
+        visit("rows_per_task", rows_per_task, {4, 8, 16, 32, 64, 128, 256});
     }
 };
 

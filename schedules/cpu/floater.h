@@ -22,10 +22,10 @@ struct FloaterParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("vector_width", vector_width);
-        visit("rows_per_task", rows_per_task);
-        visit("row_vectors", row_vectors);
-        visit("states_per_tile", states_per_tile);
+        visit("vector_width", vector_width, {4, 8, 16});
+        visit("rows_per_task", rows_per_task, {16, 32, 64, 128, 256});
+        visit("row_vectors", row_vectors, {1, 2, 4, 6, 8});
+        visit("states_per_tile", states_per_tile, {1, 2, 3, 6});
     }
 };
 

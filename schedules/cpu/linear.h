@@ -14,11 +14,12 @@ struct LinearParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("vector_width", vector_width);
-        visit("tile_vectors", tile_vectors);
-        visit("tile_rows", tile_rows);
-        visit("rows_per_task", rows_per_task);
+        visit("vector_width", vector_width, {4, 8, 16});
+        visit("tile_vectors", tile_vectors, {1, 2, 3, 4});
+        visit("tile_rows", tile_rows, {2, 4, 6, 8, 12});
+        visit("rows_per_task", rows_per_task, {12, 24, 48, 96});
     }
+    std::string invalid() const { return rows_per_task % tile_rows ? "rows_per_task must be a multiple of tile_rows" : ""; }
 };
 
 inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearParams &p) {

@@ -14,9 +14,9 @@ struct RopeParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("vector_width", vector_width);
-        visit("positions_per_task", positions_per_task);
-        visit("pass_rows_per_task", pass_rows_per_task);
+        visit("vector_width", vector_width, {4, 8, 16, 32});
+        visit("positions_per_task", positions_per_task, {16, 32, 64, 128, 256, 512});
+        visit("pass_rows_per_task", pass_rows_per_task, {16, 32, 64, 128, 256});
     }
 };
 

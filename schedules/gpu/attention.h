@@ -21,8 +21,8 @@ struct AttentionParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("query_tile", query_tile);
-        visit("key_block", key_block);
+        visit("query_tile", query_tile, {16, 32, 64, 128});
+        visit("key_block", key_block, {16, 32, 64, 128});
     }
 };
 
@@ -43,10 +43,13 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     out.split(i, t, qi, p.query_tile, TailStrategy::GuardWithIf).reorder(d, qi, t, h, b).gpu_blocks(t, h, b).gpu_threads(qi);
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
-    st.q_rows.compute_at(out, t).gpu_threads(i);
     st.state.compute_at(out, t).gpu_threads(i);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
-    // Per key block, inside the serial loop over blocks.
+    // Per key block, inside the serial loop over blocks. The q rows too: Halide 21 packs shared
+    // allocations by their first and last barrier stage and does not extend a lifetime over the
+    // serial loop, so q rows staged once before it shared memory with a later stage of the loop
+    // body and were overwritten from the second key block on.
+    st.q_rows.compute_at(st.state, rb).gpu_threads(i);
     st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i);
     st.score.compute_at(st.logit, jj);
     st.block_max.compute_at(st.state, rb).gpu_threads(i);

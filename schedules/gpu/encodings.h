@@ -13,8 +13,8 @@ struct EncodingParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("channel_threads", channel_threads);
-        visit("row_threads", row_threads);
+        visit("channel_threads", channel_threads, {8, 16, 32, 64, 128});
+        visit("row_threads", row_threads, {1, 2, 4, 8, 16});
     }
 };
 

@@ -13,7 +13,7 @@ struct FloaterParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("row_threads", row_threads);
+        visit("row_threads", row_threads, {32, 64, 128, 256});
     }
 };
 

@@ -14,8 +14,8 @@ struct LinearParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("output_threads", output_threads);
-        visit("row_threads", row_threads);
+        visit("output_threads", output_threads, {8, 16, 32, 64});
+        visit("row_threads", row_threads, {1, 2, 4, 8, 16});
     }
 };
 

@@ -13,8 +13,8 @@ struct RopeParams {
 
     template <typename Visit>
     void fields(Visit &&visit) {
-        visit("pair_threads", pair_threads);
-        visit("position_threads", position_threads);
+        visit("pair_threads", pair_threads, {8, 16, 32, 64});
+        visit("position_threads", position_threads, {1, 2, 4, 8, 16});
     }
 };
 

@@ -10,9 +10,9 @@ runtime copies them to the device and the results back.
 import numpy as np
 
 from . import _posattn
-from ._posattn import Error, kernels, set_num_threads
+from ._posattn import Error, kernels, load_kernel, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned",
+__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 

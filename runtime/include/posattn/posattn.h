@@ -215,6 +215,13 @@ posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *wei
                               const posattn_tensor *out);
 
 void posattn_set_num_threads(int32_t threads);
+/* Where this thread's following calls run: "cpu" (the default), "cuda", "opencl" or "vulkan"; tensors
+ * stay host memory (the runtime copies them). A kernel not built for that device, or a device the
+ * machine lacks, fails the call with POSATTN_ERROR_UNSUPPORTED or POSATTN_ERROR_KERNEL. */
+posattn_status posattn_set_device(const char *device);
+/* Which compiled schedule this thread's following calls use: "hand" (the default) or the name of
+ * an autoscheduled baseline built with the kernel (e.g. "adams2019"). */
+posattn_status posattn_set_schedule(const char *schedule);
 /* The message of the last failed call on this thread ("" if none). */
 const char *posattn_last_error(void);
 

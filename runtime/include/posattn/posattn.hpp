@@ -268,4 +268,16 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> kernels();
 
+// Adds a CPU kernel compiled outside this build, such as a schedule-tuning candidate: the shared
+// library at `path` (linked against libposattn for Halide's runtime) exports <symbol>_argv and
+// <symbol>_metadata, an instance of the kernel `function`; calls select it with
+// CallOptions::schedule = `schedule`.
+void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
+                 const std::string &schedule);
+
+// The values CallOptions::device accepts: "cpu" and the GPU APIs ("cuda", "opencl", "vulkan");
+// check_device throws Error(invalid_argument) for any other.
+const std::vector<std::string> &devices();
+void check_device(const std::string &device);
+
 }  // namespace posattn

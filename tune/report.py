@@ -1,0 +1,87 @@
+"""The tuning results as a Markdown table and two PNG plots, from schedules/tuned/<family>.jsonl
+(tune/tune.py's records; the latest summary per kernel):
+
+    .venv/bin/python tune/report.py            # prints the table, writes tune/plots/*.png
+
+- tuned_vs_baselines.png: each kernel's time, tuned vs default vs each autoscheduler, as speed-ups
+  over the default schedule;
+- best_vs_trials.png: the best time so far against the trials tried, per kernel, relative to the
+  default schedule.
+"""
+import argparse
+import json
+import pathlib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SCHEDULERS = ("Adams2019", "Mullapudi2016", "Li2018")
+
+
+def summaries(family):
+    latest = {}
+    for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
+        record = json.loads(line)
+        if record.get("best"):
+            latest[record["kernel"]] = record
+    return latest
+
+
+def baseline_text(b):
+    return f"{b['ms']:.2f}" if "ms" in b else "failed"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--family", default="x86")
+    parser.add_argument("--plots", type=pathlib.Path, default=ROOT / "tune" / "plots")
+    args = parser.parse_args()
+    rows = summaries(args.family)
+
+    print("| kernel (shape class) | trials | default ms | tuned ms | tuned vs default | "
+          + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | tuned vs best autoscheduler | tuned params |")
+    print("|" + "---|" * (7 + len(SCHEDULERS)))
+    for kernel, r in sorted(rows.items()):
+        default = r["baselines"]["default"]["ms"]
+        autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
+        versus = f"{min(autos) / r['ms']:.2f}x" if autos else "-"
+        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+        print(f"| {kernel} ({r['shape_class']}) | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
+              f"{default / r['ms']:.2f}x | "
+              + " | ".join(baseline_text(r["baselines"].get(s, {"error": "-"})) for s in SCHEDULERS)
+              + f" | {versus} | {params} |")
+
+    args.plots.mkdir(parents=True, exist_ok=True)
+    names = sorted(rows)
+    fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(names)))
+    series = [("tuned", lambda r: r["ms"])] + [
+        (s, lambda r, s=s: r["baselines"][s]["ms"] if "ms" in r["baselines"].get(s, {}) else None) for s in SCHEDULERS]
+    height = 0.8 / len(series)
+    for k, (label, get) in enumerate(series):
+        values = [(i, rows[n]["baselines"]["default"]["ms"] / get(rows[n])) for i, n in enumerate(names)
+                  if get(rows[n])]
+        ax.barh([i + k * height for i, _ in values], [v for _, v in values], height, label=label)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], names)
+    ax.set_xscale("log")
+    ax.set_xlabel("speed-up over the default schedule (log)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(args.plots / "tuned_vs_baselines.png", dpi=100)
+
+    fig, ax = plt.subplots(figsize=(8, 5))
+    for n in names:
+        history, default = rows[n]["history"], rows[n]["baselines"]["default"]["ms"]
+        ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=n)
+    ax.set_xlabel("trials")
+    ax.set_ylabel("best so far: speed-up over the default schedule")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(args.plots / "best_vs_trials.png", dpi=100)
+
+
+if __name__ == "__main__":
+    main()
