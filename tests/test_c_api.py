@@ -300,6 +300,13 @@ def test_size_overflow_is_caught_before_touching_memory():
     pos3 = tensor(positions, shape=(2**30, 2**30))
     assert lib.posattn_sinusoidal(ctypes.byref(pos3), ctypes.byref(out), ctypes.c_double(1e4), 0, 0) == INVALID
     assert "overflow" in last_error()
+    # Attention's int32 mask arithmetic: Lq + Lk must stay within 2^30. The 16 GiB of keys are
+    # claimed at a low address that no real buffer (o) overlaps, and never read.
+    q, o = np.ones((1, 1, 2, 4), np.float32), np.full((1, 1, 2, 4), np.nan, np.float32)
+    keys = tensor(tiny, data=4096, shape=(1, 1, 2**30, 4))
+    assert lib.posattn_attention(ctypes.byref(tensor(q)), ctypes.byref(keys), ctypes.byref(keys),
+                                 ctypes.byref(tensor(o)), None, 0, None) == INVALID
+    assert "Lq + Lk = 1073741826" in last_error() and "<= 2^30" in last_error() and np.isnan(o).all()
 
 
 def test_bad_enums_and_dtype_codes():
