@@ -298,12 +298,8 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
     bool c2p = term_on(de.w_key, de.b_key, "w_key", "b_key"), p2c = term_on(de.w_query, de.b_query, "w_query", "b_query");
     // The projections run the linear kernel's schedule of the same name where it has one (the
     // autoscheduled baselines), else its hand schedule (a tuning candidate of the attention kernel).
-    std::vector<KernelInfo> compiled = kernels();
     CallOptions projection = call;
-    if (std::none_of(compiled.begin(), compiled.end(), [&](const KernelInfo &k) {
-            return k.function == "posattn_linear_f32" && k.schedule == call.schedule;
-        }))
-        projection.schedule = "hand";
+    if (!detail::find_kernel("posattn_linear_f32", call)) projection.schedule = "hand";
     auto term = [&](bool on, const std::optional<Tensor> &w, const std::optional<Tensor> &bias, bool paper_index,
                     const char *table_name, const char *index_name) {
         std::vector<float> &table = args.floats.emplace_back();

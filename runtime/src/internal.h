@@ -6,6 +6,7 @@
 #include <cstring>
 #include <type_traits>
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -21,9 +22,11 @@ struct KernelEntry {
     int (*argv)(void **);
     const halide_filter_metadata_t *(*metadata)();
 };
-// The AOT kernels of this build, then those added by load_kernel (stable addresses; a copy of
-// the list is returned, as load_kernel may add to it from another thread).
-std::vector<const KernelEntry *> kernel_table();
+// Calls fn on every kernel: this build's AOT kernels, then those added by load_kernel (entries
+// keep their addresses; load_kernel may add to the list from another thread).
+void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
+// The kernel `function` for the call's device (this build's CPU family for "cpu") and schedule.
+const KernelEntry *find_kernel(const std::string &function, const CallOptions &call);
 // A GPU API's Halide device interface, by the family name its kernels carry.
 struct DeviceApi {
     const char *family;

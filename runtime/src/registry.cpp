@@ -21,12 +21,19 @@ std::deque<KernelEntry> loaded;      // entries added by load_kernel
 std::deque<std::string> loaded_names;  // the strings they point to
 }  // namespace
 
-std::vector<const KernelEntry *> kernel_table() {
-    std::vector<const KernelEntry *> table;
-    for (const KernelEntry &e : kKernelTable) table.push_back(&e);
+void for_each_kernel(const std::function<void(const KernelEntry &)> &fn) {
+    for (const KernelEntry &e : kKernelTable) fn(e);
     std::lock_guard<std::mutex> lock(loaded_mutex);
-    for (const KernelEntry &e : loaded) table.push_back(&e);
-    return table;
+    for (const KernelEntry &e : loaded) fn(e);
+}
+
+const KernelEntry *find_kernel(const std::string &function, const CallOptions &call) {
+    const std::string family = call.device == "cpu" ? kCpuFamily : call.device;
+    const KernelEntry *found = nullptr;
+    for_each_kernel([&](const KernelEntry &e) {
+        if (!found && function == e.function && family == e.family && call.schedule == e.schedule) found = &e;
+    });
+    return found;
 }
 
 namespace {
@@ -47,17 +54,17 @@ KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
     check_device(call.device);
     const bool gpu = call.device != "cpu";
     const std::string family = gpu ? call.device : kCpuFamily;
-    std::string known;
-    for (const KernelEntry *e : kernel_table()) {
-        if (function != e->function || family != e->family) continue;
-        if (call.schedule == e->schedule) entry_ = e;
-        known += (known.empty() ? "" : ", ") + std::string(e->schedule);
-    }
-    if (!entry_)
+    entry_ = find_kernel(function, call);
+    if (!entry_) {
+        std::string known;
+        for_each_kernel([&](const KernelEntry &e) {
+            if (function == e.function && family == e.family) known += (known.empty() ? "" : ", ") + std::string(e.schedule);
+        });
         throw Error(Error::Kind::unsupported,
                     "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " +
                         (known.empty() ? "(not built for device '" + call.device + "': kernels.json says why)"
                                        : "(compiled schedules: " + known + ")"));
+    }
     if (family == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
         if (family == api->family) device_ = api->interface();
@@ -184,18 +191,20 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
     auto fail = [&](const std::string &what) {
         throw Error(Error::Kind::invalid_argument, "posattn.load_kernel: " + what);
     };
-    std::vector<const detail::KernelEntry *> table = detail::kernel_table();
-    if (std::none_of(table.begin(), table.end(), [&](auto *e) { return function == e->function; }))
-        fail("argument 'function' is '" + function + "', which is not a kernel of this build");
-    for (const detail::KernelEntry *e : table)
-        if (function == e->function && e->family == std::string(detail::kCpuFamily) && schedule == e->schedule)
-            fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
+    bool known = false;
+    detail::for_each_kernel([&](const detail::KernelEntry &e) { known = known || function == e.function; });
+    if (!known) fail("argument 'function' is '" + function + "', which is not a kernel of this build");
+    if (detail::find_kernel(function, CallOptions{schedule, "cpu"}))
+        fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
     // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
     void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) fail("argument 'path': " + std::string(dlerror()));
     auto argv = reinterpret_cast<int (*)(void **)>(dlsym(library, (symbol + "_argv").c_str()));
     auto metadata = reinterpret_cast<const halide_filter_metadata_t *(*)()>(dlsym(library, (symbol + "_metadata").c_str()));
-    if (!argv || !metadata) fail("argument 'symbol': " + path + " has no " + symbol + "_argv and _metadata");
+    if (!argv || !metadata) {
+        dlclose(library);
+        fail("argument 'symbol': " + path + " has no " + symbol + "_argv and _metadata");
+    }
     std::lock_guard<std::mutex> lock(detail::loaded_mutex);  // (the library stays loaded for good)
     const char *function_name = detail::loaded_names.emplace_back(function).c_str();
     const char *schedule_name = detail::loaded_names.emplace_back(schedule).c_str();
@@ -204,8 +213,9 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
 
 std::vector<KernelInfo> kernels() {
     std::vector<KernelInfo> list;
-    for (const detail::KernelEntry *e : detail::kernel_table())
-        list.push_back({std::string(e->function) + "." + e->family, e->function, e->family, e->schedule});
+    detail::for_each_kernel([&](const detail::KernelEntry &e) {
+        list.push_back({std::string(e.function) + "." + e.family, e.function, e.family, e.schedule});
+    });
     return list;
 }
 
