@@ -36,8 +36,8 @@ def on(schedule, device=None):
     return dict(schedule=schedule, device=device or DEVICE)
 
 
-def median_time(fn, repeats, warmup=2):
-    """Median wall time of fn(r) over `repeats` calls after `warmup` calls; fn rotates inputs by r."""
+def wall_times(fn, repeats, warmup=2):
+    """Wall times of fn(r) over `repeats` calls after `warmup` calls; fn rotates inputs by r."""
     for r in range(warmup):
         fn(r)
     times = []
@@ -45,7 +45,11 @@ def median_time(fn, repeats, warmup=2):
         start = time.perf_counter()
         fn(r)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return times
+
+
+def median_time(fn, repeats, warmup=2):
+    return statistics.median(wall_times(fn, repeats, warmup))
 
 
 def rotating(make, count):

@@ -7,6 +7,7 @@
 #include "Halide.h"
 #include "alibi.h"
 #include "schedules/encodings.h"
+#include "schedules/gpu/vulkan_modes.h"
 
 namespace posattn {
 
@@ -33,10 +34,7 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_encoding(get_target(), schedule_params, out);
-        // Vulkan: one loop nest per form, so no kernel takes a hoisted `form == 0` (a bool, which
-        // Halide 21's SPIR-V cannot pass to a kernel).
-        if (get_target().has_feature(Target::Vulkan))
-            for (int value : {0, 1}) out.specialize(form == value);
+        gpu::specialize_modes_for_vulkan(get_target(), {out}, {form == 0, form == 1});
     }
 
 private:

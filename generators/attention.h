@@ -9,17 +9,21 @@
 //   out_i = Σ_j softmax_j(logit) (v_j + Σ relative values(i, j)) over visible j; a row with no
 //           visible key is exactly 0.
 //
-// A relative term reads a table row chosen by an index function of (i, j). Its dot products are
-// computed per tile, not per (i, j): a query-side term takes the product of the query tile with
-// every table row (a small matmul) and gathers from it; a key-side term takes the products of
-// every key with every row once per call.
+// A relative term reads a table row chosen by an index function of (i, j), monotone in the offset
+// i − j. Its dot products are computed per tile, not per (i, j): a query-side term takes the
+// product of the query tile with the table rows the tile can see (a small matmul), a key-side term
+// the products of every key with every row once per call. Reading them is done per key group (a
+// q·k register tile's keys): where the index is one row over the group (Shaw's clipped distances,
+// DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by one (a
+// key-side term near the diagonal), a dense run per key; elsewhere a gather per (query, key).
+// Value terms likewise add a uniform group's probability sum times its one row.
 //
 // Keys are processed in blocks of `key_block`. Each block yields its own max m_r, sum of
 // exponentials l_r and weighted values o_r; the running state (num, den, m) is merged with them:
 //   m' = max(m, m_r),  num' = num·e^(m−m') + o_r·e^(m_r−m'),  den' = den·e^(m−m') + l_r·e^(m_r−m').
-// The query tile and the key block are the tiling decisions the algorithm itself must know (the
-// state is kept per query tile, so that key blocks no row of a tile sees are skipped), so the
-// schedule supplies them.
+// The query tile, the key block and the key group are decisions the algorithm itself must know
+// (the state is kept per query tile, so that key blocks no row of a tile sees are skipped; a
+// relative term is tested per key group for reading one table row), so the schedule supplies them.
 #pragma once
 
 #include <functional>
@@ -48,14 +52,14 @@ struct RelativeScore {
     std::function<Halide::Func(Halide::Func)> query_vectors;
     Halide::Func table;  // table(d, row, h), rows [0, rows)
     Halide::Expr rows;
-    IndexFunction index;  // a row in [0, rows)
+    IndexFunction index;  // a row in [0, rows), monotone in the query − key offset
 };
 
 // A value term: v_j + table(·, index(i, j), h) in place of v_j (Shaw's a^V).
 struct RelativeValue {
     Halide::Func table;  // table(d, row, h), rows [0, rows)
     Halide::Expr rows;
-    IndexFunction index;
+    IndexFunction index;  // as RelativeScore's
 };
 
 // What a variant is. The plain declaration is empty.
@@ -69,37 +73,54 @@ struct AttentionDeclaration {
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
-// The products of one relative score term: by_row(i, row, h, b) for a query tile, or
-// by_row(row, j, h, b) for every key, made from the query rows (q_rows, or vectors(i, d, h, b)
-// when the term makes its own) or from table_by_row(row, d, h) (key side, the table transposed).
+// The products of one relative score term: by_row(i, row % G, row / G, t, h, b) for row i of
+// query tile t and table rows in groups of G = row_group, or by_row(row, j, h, b) for every key,
+// made from the query rows (q_rows, or vectors(i, d, h, b) when the term makes its own) or from
+// table_by_row(row, d, h) (key side, the table transposed) as key_products, summed per register
+// tile (a tile of the whole table, whose size is known only at run time, stays in memory).
 struct RelativeStages {
     bool by_key;
-    Halide::Func by_row, vectors, table_by_row;
-    Halide::RDom channels;
+    Halide::Func by_row, vectors, table_by_row, key_products;
+    Halide::RDom channels;  // key side; a query-side term's RDom is (channel, row group)
+    Halide::Func largest_step;  // key side: the largest change of the index between offsets
 };
 
-// The Funcs and Vars a schedule needs.
+// The decomposition the algorithm itself must know (the schedule chooses it): rows per query
+// tile, keys per online-softmax block, keys per group, the unit over which a relative term's row
+// is tested for being one row (a divisor of key_block), and table rows per group of a query-side
+// term's products, the unit over which they are skipped where the tile sees none of the rows.
+struct AttentionTiles {
+    int query_tile, key_block, key_group, row_group;
+};
+
+// The Funcs and Vars a schedule needs. Per-block stages are indexed by the row i within query
+// tile t, key jj within block r (or key k within group g of block r).
 struct AttentionStages {
     std::vector<RelativeStages> relative;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
+    // Defined when the declaration has relative score terms: their sum per key group,
+    // relative_scores(i, k, g, r, t, h, b); with value terms: relative_values(d, i, r, t, h, b),
+    // and group_sum(i, g, r, t, h, b), the probabilities of a key group.
+    Halide::Func relative_scores, relative_values, group_sum;
+    std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
+    std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
     Halide::Func k_transformed;  // defined when the declaration transforms k
     std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
-    Halide::Var d, i, jj, h, b;  // value/channel, query row, key within block, head, batch
+    Halide::Var d, i, jj, k, g, r, t, tile_row, h, b;
     Halide::RDom blocks, block_keys, channels;
     Halide::Expr value_channels;  // Dv
-    int query_tile, key_block;
+    AttentionTiles tiles;
 };
 
 // q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch).
-inline AttentionStages define_attention(const AttentionDeclaration &decl, int query_tile, int key_block,
+inline AttentionStages define_attention(const AttentionDeclaration &decl, AttentionTiles tiles,
                                         Halide::Func q, Halide::Func k, Halide::Func v,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, Halide::Func key_lengths,
                                         Halide::Expr scale, Halide::Expr lookahead, Halide::Expr window) {
     using namespace Halide;
     AttentionStages st;
-    st.query_tile = query_tile;
-    st.key_block = key_block;
+    st.tiles = tiles;
     st.value_channels = Dv;
     st.out = Func("out_tile");
     st.state = Func("state");
@@ -110,7 +131,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int qu
     st.logit = Func("logit");
     st.score = Func("score");
     st.q_rows = Func("q_rows");
-    Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b, r("r");
+    Var d = st.d, i = st.i, jj = st.jj, g = st.g, r = st.r, t = st.t, tile_row = st.tile_row, h = st.h, b = st.b;
+    const int Tq = tiles.query_tile, Kb = tiles.key_block, G = tiles.key_group;
 
     Func qt = decl.transform_q ? decl.transform_q(q) : q;
     Func kt = k;
@@ -120,88 +142,183 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, int qu
     // are masked or never stored.
     st.q_rows(i, d, h, b) = qt(d, clamp(i, 0, Lq - 1), h, b);
     auto key_row = [&](Expr j) { return clamp(j, 0, Lk - 1); };
+    auto site_of = [&](Expr query, Expr key) { return ScoreSite{query, key, h, b, query + (Lk - Lq)}; };
 
     const float lowest = std::numeric_limits<float>::lowest();
     st.channels = RDom(0, D, "channel");
-    st.block_keys = RDom(0, key_block, "block_key");
-    st.blocks = RDom(0, (Lk + key_block - 1) / key_block, "key_block");
+    st.block_keys = RDom(0, Kb, "block_key");
+    st.blocks = RDom(0, (Lk + Kb - 1) / Kb, "key_block");
 
-    // Scores of one (query, key) block: score(i, jj, r, h, b) for key j = r·key_block + jj.
-    Expr j = r * key_block + jj;
-    st.score(i, jj, r, h, b) = 0.0f;
-    st.score(i, jj, r, h, b) += st.q_rows(i, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
+    // Scores of query tile t and key block r: score(i, jj, r, tile_row, h, b) for query row t·Tq + i and
+    // key r·Kb + jj.
+    Expr row = tile_row + i, j = r * Kb + jj;
+    st.score(i, jj, r, tile_row, h, b) = 0.0f;
+    st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
 
-    ScoreSite site{i, j, h, b, i + (Lk - Lq)};
-    Expr score = st.score(i, jj, r, h, b);
-    for (const RelativeScore &term : decl.relative_scores) {
-        RelativeStages rel{term.by_key, Func(term.by_key ? "key_relative" : "query_relative"),
-                           Func("relative_query_rows"), Func("relative_table_by_row"), RDom(0, D, "relative_channel")};
-        Var row("row"), key("key");
-        Expr safe_row = clamp(row, 0, term.rows - 1);  // the schedule may round rows up
-        Expr index = clamp(term.index(site), 0, term.rows - 1);
-        if (term.by_key) {
-            rel.table_by_row(row, d, h) = term.table(d, safe_row, h);
-            rel.by_row(row, key, h, b) = 0.0f;
-            rel.by_row(row, key, h, b) += rel.table_by_row(row, rel.channels, h) * kt(rel.channels, key, h / group, b);
-            score += rel.by_row(index, key_row(j), h, b);
-        } else {
-            Func vectors = st.q_rows;  // q' as (row, channel), shared with q·k
-            if (term.query_vectors) {
-                Func made = term.query_vectors(q);
-                vectors = rel.vectors;
-                vectors(i, d, h, b) = made(d, clamp(i, 0, Lq - 1), h, b);
+    // A relative term's index depends monotonically on the query − key offset, so over key group
+    // g of block r and the rows of tile t it lies between its values at two corners; where those
+    // are equal (Shaw's clipped distances, DeBERTa's far buckets: most groups), the whole group
+    // reads one row, as dense vectors, and only the other groups gather one row per (query, key).
+    auto row_at = [&](const IndexFunction &index, Expr rows, Expr query, Expr key) {
+        return clamp(index(site_of(query, key)), 0, rows - 1);
+    };
+    auto group_rows = [&](const IndexFunction &index, Expr rows, Expr group_index, int G) {
+        Expr first_key = r * Kb + group_index * G;
+        return std::pair{row_at(index, rows, tile_row, first_key + G - 1), row_at(index, rows, tile_row + Tq - 1, first_key)};
+    };
+    // The keys tile t can see in the blocks it visits, so the rows a query-side term reads for a
+    // visible (query, key): a causal tile sees the distances up to its last row only.
+    Expr first_position = tile_row + (Lk - Lq), last_position = first_position + Tq - 1;
+    Expr first_key = max(first_position - window + 1, 0), last_key = min(last_position + min(lookahead, Lk), Lk - 1);
+    Expr score = st.score(i, jj, r, tile_row, h, b);
+    if (!decl.relative_scores.empty()) {
+        st.relative_scores = Func("relative_scores");
+        Expr group_key = r * Kb + g * G + st.k, uniform_sum = 0.0f;
+        std::vector<std::function<void()>> gathers;
+        for (const RelativeScore &term : decl.relative_scores) {
+            RelativeStages rel{term.by_key, Func(term.by_key ? "key_relative" : "query_relative"),
+                               Func("relative_query_rows"), Func("relative_table_by_row"), Func("key_products"),
+                               RDom(0, D, "relative_channel")};
+            Var row_var("row"), key_var("key");
+            Expr safe_row = clamp(row_var, 0, term.rows - 1);  // the schedule may round rows up
+            Func by_row = rel.by_row;
+            if (term.by_key) {
+                rel.table_by_row(row_var, d, h) = term.table(d, safe_row, h);
+                rel.key_products(row_var, key_var, h, b) = 0.0f;
+                rel.key_products(row_var, key_var, h, b) +=
+                    rel.table_by_row(row_var, rel.channels, h) * kt(rel.channels, key_row(key_var), h / group, b);
+                by_row(row_var, key_var, h, b) = rel.key_products(row_var, key_var, h, b);
+            } else {
+                Func vectors = st.q_rows;  // q' as (row, channel), shared with q·k
+                if (term.query_vectors) {
+                    Func made = term.query_vectors(q);
+                    vectors = rel.vectors;
+                    vectors(i, d, h, b) = made(d, clamp(i, 0, Lq - 1), h, b);
+                }
+                // Only the row groups holding rows a visible (query, key) of the tile reads; the
+                // others stay 0 and are read by masked ones only.
+                const int Gr = tiles.row_group;
+                Expr seen_a = row_at(term.index, term.rows, tile_row, last_key);
+                Expr seen_b = row_at(term.index, term.rows, tile_row + Tq - 1, first_key);
+                rel.channels = RDom(0, D, 0, (term.rows + Gr - 1) / Gr, "relative_product");
+                RVar channel = rel.channels.x, row_group = rel.channels.y;
+                rel.channels.where(row_group * Gr + Gr - 1 >= min(seen_a, seen_b) && row_group * Gr <= max(seen_a, seen_b));
+                Var in_group("in_group"), group_of("group_of");
+                by_row(i, in_group, group_of, tile_row, h, b) = 0.0f;
+                by_row(i, in_group, row_group, tile_row, h, b) +=
+                    vectors(tile_row + i, channel, h, b) * term.table(channel, min(row_group * Gr + in_group, term.rows - 1), h);
             }
-            rel.by_row(i, row, h, b) = 0.0f;
-            rel.by_row(i, row, h, b) += vectors(i, rel.channels, h, b) * term.table(rel.channels, safe_row, h);
-            score += rel.by_row(i, index, h, b);
+            auto product = [&, by_key = term.by_key, by_row](Expr query, Expr key, Expr table_row) {
+                const int Gr = tiles.row_group;
+                return by_key ? by_row(table_row, key_row(key), h, b) : by_row(query, table_row % Gr, table_row / Gr, tile_row, h, b);
+            };
+            auto [first, last] = group_rows(term.index, term.rows, g, G);
+            uniform_sum += product(i, group_key, first);
+            // A group whose index steps by one per offset (a distance) reads, per key, a run of
+            // consecutive rows: for the key side that is a dense vector over the tile's rows. The
+            // ends of the group tell which groups those are when no step of the index is larger
+            // than one row (DeBERTa's log buckets with a narrow max_relative_positions can jump).
+            Expr span = Tq + G - 2, affine = Internal::const_false();
+            if (term.by_key) {
+                RDom queries(-(Lk + Kb), Lq + Lk + Tq + Kb, "offset");
+                rel.largest_step = Func("largest_index_step");
+                Expr step = row_at(term.index, term.rows, queries + 1, 0) - row_at(term.index, term.rows, queries, 0);
+                rel.largest_step() = maximum(abs(step));
+                affine = abs(last - first) == span && rel.largest_step() <= 1;
+            }
+            auto correct = [&](RDom keys, Expr condition, const std::function<Expr(Expr)> &table_row) {
+                keys.where(condition);
+                Expr key = r * Kb + g * G + keys;
+                Expr exact = product(i, key, table_row(keys));
+                gathers.push_back([=, &st] { st.relative_scores(i, keys, g, r, tile_row, h, b) += exact - product(i, key, first); });
+                st.relative_score_groups.push_back(keys);
+            };
+            if (term.by_key)
+                for (int step : {1, -1})
+                    correct(RDom(0, G, "run_key"), affine && last - first == step * span, [&, step](Expr in_group) {
+                        return first + step * (i + G - 1 - in_group);  // first: row 0, the group's last key
+                    });
+            correct(RDom(0, G, "gathered_key"), first != last && !affine, [&](Expr in_group) {
+                return clamp(term.index(site_of(row, r * Kb + g * G + in_group)), 0, term.rows - 1);
+            });
+            st.relative.push_back(rel);
         }
-        st.relative.push_back(rel);
+        st.relative_scores(i, st.k, g, r, tile_row, h, b) = uniform_sum;
+        for (auto &gather : gathers) gather();
+        score += st.relative_scores(i, jj % G, jj / G, r, tile_row, h, b);
     }
     Expr logit = score * scale;
+    ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
     Expr visible = j < key_lengths(b) && j - site.query_position <= lookahead && site.query_position - j < window;
-    st.logit(i, jj, r, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
+    st.logit(i, jj, r, tile_row, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
     // fully masked block gives exp(−inf − lowest) = 0 instead of NaN.
     Expr kb = st.block_keys;
-    st.block_max(i, r, h, b) = max(maximum(st.logit(i, kb, r, h, b)), lowest);
-    st.prob(i, jj, r, h, b) = softmax_exp(st.logit(i, jj, r, h, b) - st.block_max(i, r, h, b));
-    st.block_sum(i, r, h, b) = sum(st.prob(i, kb, r, h, b));
-    st.block_out(d, i, r, h, b) = 0.0f;
-    Expr key = r * key_block + kb, value = v(min(d, Dv - 1), key_row(key), h / group, b);
-    for (const RelativeValue &term : decl.relative_values) {
-        // The table with its channels padded to whole register tiles, so that a row is read as
-        // dense vectors (a clamped channel index would make every read a gather).
-        Func padded("relative_values_padded");
-        Var row("row");
-        padded(d, row, h) = term.table(min(d, Dv - 1), clamp(row, 0, term.rows - 1), h);
-        st.value_tables.push_back(padded);
-        value += padded(d, clamp(term.index({i, key, h, b, i + (Lk - Lq)}), 0, term.rows - 1), h);
-    }
-    st.block_out(d, i, r, h, b) += st.prob(i, kb, r, h, b) * value;
+    st.block_max(i, r, tile_row, h, b) = max(maximum(st.logit(i, kb, r, tile_row, h, b)), lowest);
+    st.prob(i, jj, r, tile_row, h, b) = softmax_exp(st.logit(i, jj, r, tile_row, h, b) - st.block_max(i, r, tile_row, h, b));
+    st.block_sum(i, r, tile_row, h, b) = sum(st.prob(i, kb, r, tile_row, h, b));
 
-    // Online merge over key blocks: (numerator, denominator, running max).
-    // The running state of query tile t, row i of the tile (query row t·query_tile + i). A key
-    // block past the tile's lookahead limit (the causal one) has no visible key for any of its
-    // rows, so the merge skips it. (Blocks before a window or past a key length are masked, not skipped: a predicate
-    // that bounds the block from below, or on a loaded value, leaves the p·v register tile at a
-    // data-dependent offset, which keeps it out of registers and halves the speed.)
-    Var t("t");
-    Expr row = t * query_tile + i, rb = st.blocks;
-    Expr last_position = t * query_tile + query_tile - 1 + (Lk - Lq);
-    st.blocks.where(rb * key_block - last_position <= lookahead);
+    // Value terms: Σ_j p_ij·table(index(i, j)), by key groups as the score terms: a uniform group
+    // adds its probabilities' sum times its one row.
+    Expr values_init = 0.0f;
+    if (!decl.relative_values.empty()) {
+        st.relative_values = Func("relative_values");
+        st.group_sum = Func("group_sum");
+        RDom in_group(0, G, "group_key");
+        st.group_sum(i, g, r, tile_row, h, b) = sum(st.prob(i, g * G + in_group, r, tile_row, h, b));
+        st.relative_values(d, i, r, tile_row, h, b) = 0.0f;
+        for (const RelativeValue &term : decl.relative_values) {
+            // The table with its channels padded to whole register tiles, so that a row is read as
+            // dense vectors (a clamped channel index would make every read a gather).
+            Func padded("relative_values_padded");
+            Var row_var("row");
+            padded(d, row_var, h) = term.table(min(d, Dv - 1), clamp(row_var, 0, term.rows - 1), h);
+            st.value_tables.push_back(padded);
+            RDom one(0, Kb / G, "uniform_group");
+            auto [first, last] = group_rows(term.index, term.rows, one, G);
+            one.where(first == last);
+            st.relative_values(d, i, r, tile_row, h, b) += st.group_sum(i, one, r, tile_row, h, b) * padded(d, first, h);
+            RDom each(0, G, 0, Kb / G, "gathered_value");
+            auto [each_first, each_last] = group_rows(term.index, term.rows, each.y, G);
+            each.where(each_first != each_last);
+            Expr key = r * Kb + each.y * G + each.x;
+            st.relative_values(d, i, r, tile_row, h, b) +=
+                st.prob(i, each.y * G + each.x, r, tile_row, h, b) * padded(d, clamp(term.index(site_of(row, key)), 0, term.rows - 1), h);
+            st.value_groups.push_back(one);
+            st.value_groups.push_back(each);
+        }
+        values_init = st.relative_values(d, i, r, tile_row, h, b);
+    }
+    st.block_out(d, i, r, tile_row, h, b) = values_init;
+    Expr key = r * Kb + kb;
+    st.block_out(d, i, r, tile_row, h, b) += st.prob(i, kb, r, tile_row, h, b) * v(min(d, Dv - 1), key_row(key), h / group, b);
+
+    // Online merge over key blocks: (numerator, denominator, running max) of row i of query tile
+    // t. A key block past the tile's lookahead limit (the causal one) has no visible key for any
+    // of its rows, so the merge skips it. (Blocks before a window or past a key length are
+    // masked, not skipped: a predicate that bounds the block from below, or on a loaded value,
+    // leaves the p·v register tile at a data-dependent offset, which keeps it out of registers
+    // and halves the speed.)
+    Expr rb = st.blocks, tile_last_position = t * Tq + Tq - 1 + (Lk - Lq);
+    // Only relative terms need the tile in the block stages (they test key groups over its rows);
+    // the other variants give them the absolute row and tile row 0. (A tile argument, narrowed by
+    // Halide from the causal predicate, adds conditions to GPU kernels that PoCL's region former
+    // rejects, and doubles Adams2019's search.)
+    const bool relative = !decl.relative_scores.empty() || !decl.relative_values.empty();
+    Expr block_row = relative ? Expr(i) : t * Tq + i, block_tile = relative ? t * Tq : Expr(0);
+    st.blocks.where(rb * Kb - tile_last_position <= lookahead);
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, t, h, b)[2];
-    Expr m_blk = st.block_max(row, rb, h, b);
+    Expr m_blk = st.block_max(block_row, rb, block_tile, h, b);
     Expr m_new = max(m_old, m_blk);
     Expr keep = softmax_exp(m_old - m_new), take = softmax_exp(m_blk - m_new);
-    st.state(d, i, t, h, b) = Tuple(st.state(d, i, t, h, b)[0] * keep + st.block_out(d, row, rb, h, b) * take,
-                                    st.state(d, i, t, h, b)[1] * keep + st.block_sum(row, rb, h, b) * take,
+    st.state(d, i, t, h, b) = Tuple(st.state(d, i, t, h, b)[0] * keep + st.block_out(d, block_row, rb, block_tile, h, b) * take,
+                                    st.state(d, i, t, h, b)[1] * keep + st.block_sum(block_row, rb, block_tile, h, b) * take,
                                     m_new);
-    Expr in_tile = i % query_tile, tile = i / query_tile;
-    Expr den = st.state(d, in_tile, tile, h, b)[1];
-    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, in_tile, tile, h, b)[0] / den, 0.0f);
+    Expr den = st.state(d, i % Tq, i / Tq, h, b)[1];
+    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, i % Tq, i / Tq, h, b)[0] / den, 0.0f);
     return st;
 }
 

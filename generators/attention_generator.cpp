@@ -6,6 +6,7 @@
 #include "attention.h"
 #include "rope.h"
 #include "schedules/attention.h"
+#include "schedules/gpu/vulkan_modes.h"
 
 namespace posattn {
 
@@ -151,8 +152,7 @@ public:
     void generate() {
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
-        AttentionTiling tiling = attention_tiling(get_target(), schedule_params);
-        stages = define_attention(declaration(), tiling.query_tile, tiling.key_block, q, k, v, D, Dv, Lq, Lk, group,
+        stages = define_attention(declaration(), attention_tiles(get_target(), schedule_params), q, k, v, D, Dv, Lq, Lk, group,
                                   key_lengths, scale, lookahead, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
@@ -172,15 +172,11 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_attention(get_target(), schedule_params, stages, out);
-        // Vulkan: one loop nest per integer mode, so no kernel takes a hoisted comparison of it (a
-        // bool, which Halide 21's SPIR-V cannot pass to a kernel).
-        Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout;
-        if (!get_target().has_feature(Target::Vulkan)) mode = nullptr;
-        std::vector<Func> nests{out};
-        if (stages.k_transformed.defined()) nests.push_back(stages.k_transformed);  // its own loop nest
-        for (Func f : nests)
-            for (int value : {0, 1})
-                if (mode) f.specialize(*mode == value);
+        if (Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout) {
+            std::vector<Func> nests{out};
+            if (stages.k_transformed.defined()) nests.push_back(stages.k_transformed);  // its own loop nest
+            gpu::specialize_modes_for_vulkan(get_target(), nests, {*mode == 0, *mode == 1});
+        }
     }
 
 private:

@@ -11,6 +11,7 @@
 //               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
 #include "Halide.h"
 #include "schedules/encodings.h"
+#include "schedules/gpu/vulkan_modes.h"
 #include "trig.h"
 
 namespace posattn {
@@ -80,10 +81,11 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_encoding(get_target(), schedule_params, out);
-        if (kind == "binary" && get_target().has_feature(Target::Vulkan)) {  // no bool kernel argument (see alibi)
+        if (kind == "binary") {
+            std::vector<Expr> flag_pairs;
             for (bool msb : {true, false})
-                for (bool sign : {true, false}) out.specialize(*msb_first == msb && *signed_bits == sign);
-            out.specialize_fail("unreachable: every pair of flags is specialized");
+                for (bool sign : {true, false}) flag_pairs.push_back(*msb_first == msb && *signed_bits == sign);
+            gpu::specialize_modes_for_vulkan(get_target(), {out}, flag_pairs, /*exhaustive=*/true);
         }
     }
 

@@ -9,24 +9,21 @@
 
 namespace posattn {
 
-// The query tile and key block are part of the algorithm's decomposition, so they are asked
-// before generate().
-struct AttentionTiling {
-    int query_tile, key_block;
-};
-inline AttentionTiling attention_tiling(const Halide::Target &target, const std::string &params) {
+// The tiles are part of the algorithm's decomposition (generators/attention.h), so they are asked
+// before generate(). A key group is a q·k register tile's keys on CPUs; GPUs have no relative terms.
+inline AttentionTiles attention_tiles(const Halide::Target &target, const std::string &params) {
     switch (target_family(target)) {
     case TargetFamily::x86: {
         auto p = parse_schedule_params(params, x86::attention_defaults());
-        return {p.query_tile, p.key_block};
+        return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
     }
     case TargetFamily::arm: {
         auto p = parse_schedule_params(params, arm::attention_defaults());
-        return {p.query_tile, p.key_block};
+        return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
     }
     case TargetFamily::gpu: {
         auto p = parse_schedule_params(params, gpu::attention_defaults());
-        return {p.query_tile, p.key_block};
+        return {p.query_tile, p.key_block, p.key_block, 1};
     }
     }
     return {};

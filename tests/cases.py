@@ -513,6 +513,7 @@ def deberta_attention_cases():
         (2, 3, 3, 45, 45, 24, "c2p", 8, 40, "code", False, [45, 20]),   # one term, padding
         (1, 2, 2, 29, 29, 16, "p2c", -1, 12, "paper", True, None),      # the paper's p2c index, causal
         (1, 4, 4, 300, 300, 64, "c2p+p2c", 256, 512, "paper", False, None),  # v3's 256 buckets
+        (1, 2, 2, 150, 150, 32, "c2p+p2c", 64, 40, "code", False, None),  # buckets that jump rows
     ]
     for B, Hq, Hkv, Lq, Lk, D, terms, buckets, max_rel, p2c_index, causal, lengths in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, terms=terms, buckets=buckets, max_rel=max_rel,

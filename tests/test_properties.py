@@ -456,6 +456,19 @@ def test_concurrent_calls_match_sequential(rng):
         np.testing.assert_array_equal(a, b)
 
 
+def test_reused_scratch_blocks_carry_nothing_between_calls(rng):
+    """Scratch blocks of 1 MiB or more (here DeBERTa's per-call key products, ~2 MiB) are kept and
+    reused by the next call: each of several calls with fresh inputs still equals its reference."""
+    buckets, max_rel, hidden = 256, 512, 24
+    for _ in range(3):
+        q, k, v = _qkv(rng, 1, 4, 4, 300, 300, 32)
+        emb = rng.standard_normal((2 * buckets, hidden)).astype(np.float32)
+        w_key, w_query = (rng.standard_normal((4 * 32, hidden)).astype(np.float32) / 5 for _ in range(2))
+        options = dict(w_key=w_key, w_query=w_query, position_buckets=buckets, max_relative_positions=max_rel)
+        out = posattn.attention(q, k, v, deberta=dict(rel_embeddings=emb, **options))
+        np.testing.assert_allclose(out, reference.deberta_attention(q, k, v, emb, **options), atol=2e-5, rtol=1e-5)
+
+
 def test_dlpack_inputs(rng):
     class OnlyDLPack:  # exposes nothing but the DLPack protocol
         def __init__(self, array):

@@ -136,13 +136,7 @@ class Compiler:
 def timed(bench_obj, schedule, repeats):
     """Median and spread (IQR / median) of `repeats` calls after two warm-up calls."""
     call = bench.on(schedule)
-    for r in range(2):
-        bench_obj.run(r, call)
-    times = []
-    for r in range(repeats):
-        start = time.perf_counter()
-        bench_obj.run(r, call)
-        times.append(time.perf_counter() - start)
+    times = bench.wall_times(lambda r: bench_obj.run(r, call), repeats)
     q1, q3 = np.percentile(times, [25, 75])
     return statistics.median(times), (q3 - q1) / statistics.median(times)
 
@@ -161,13 +155,22 @@ def bench_matches(function, name):
     return name == function or name.startswith(function + "[") or name == function + "_causal"
 
 
-def find_bench(function, rng):
-    """The benchmark of `function` (its first, if several): its inputs are the shape class."""
+def benches_of(functions, skip_unshaped=False):
+    """Yields (function, its benchmark: the first of its group's that matches), building each
+    group's inputs once; the inputs are the shape class. A function without one is an error at
+    the end, or skipped with skip_unshaped."""
+    left = list(functions)
     for make in BENCH_GROUPS:
-        found = [b for b in make(rng) if bench_matches(function, b.name)]
-        if found:
-            return found[0]
-    raise SystemExit(f"tune: {function} has no benchmark shape in bench/bench.py, so nothing to time it on")
+        group = make(np.random.default_rng(0))
+        for function in list(left):
+            found = [b for b in group if bench_matches(function, b.name)]
+            if found:
+                left.remove(function)
+                yield function, found[0]
+        del group
+    if left and not skip_unshaped:
+        raise SystemExit(f"tune: {', '.join(left)} has no benchmark shape in bench/bench.py, so nothing to time it on")
+
 
 
 class Progress:
@@ -187,7 +190,7 @@ class Progress:
         sys.stderr.flush()
 
 
-def tune(function, args):
+def tune(function, bench_obj, args):
     target = args.target or host_target()
     if not target.startswith("x86-64"):
         raise SystemExit(f"tune: {target} cannot be timed on this machine (emulation or no device); run the "
@@ -196,7 +199,6 @@ def tune(function, args):
     kind = SCHEDULE_KIND[entry["generator"]]
     space = Space(search_space("x86", kind))
     rng = np.random.default_rng(args.seed)
-    bench_obj = find_bench(function, np.random.default_rng(0))
     records_path = ROOT / "schedules" / "tuned" / "x86.jsonl"
     previous = [r for r in (json.loads(l) for l in records_path.read_text().splitlines() if l.strip())
                 if r["kernel"] == function and r["target"] == target and r["shape_class"] == bench_obj.name] \
@@ -293,12 +295,9 @@ def main():
                         help="seconds an autoscheduler may take to compile a baseline not in the build")
     args = parser.parse_args()
     posattn.set_num_threads(bench.THREADS)
-    kernels = args.kernels or []
-    if args.all:
-        shaped = [b.name for make in BENCH_GROUPS for b in make(np.random.default_rng(0))]
-        kernels = [f for f in manifest() if any(bench_matches(f, name) for name in shaped)]
-    for function in kernels:
-        tune(function, args)
+    functions = list(manifest()) if args.all else args.kernels
+    for function, bench_obj in benches_of(functions, skip_unshaped=args.all):
+        tune(function, bench_obj, args)
 
 
 if __name__ == "__main__":

@@ -69,14 +69,16 @@ struct ByOffset {
     }
 };
 
-// The table rows of every offset, rebased to the rows used: [first, first + count).
+// The table rows of every offset, rebased to the rows used: [first, first + count). The padding
+// repeats the rows of the first and last offsets, so the index stays monotone in the offset over
+// the whole table (the kernels find a key group's rows from its two ends).
 struct RowsByOffset : ByOffset<int32_t> {
     int64_t first = 0, count = 1;
 };
 template <typename RowOf>
 RowsByOffset rows_by_offset(int64_t Lq, int64_t Lk, RowOf row_of) {
     RowsByOffset rows{{Lq, Lk, {}}};
-    rows.values.assign(size_t(rows.size()), 0);  // padding reads row `first`
+    rows.values.assign(size_t(rows.size()), 0);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     rows.for_each([&](int64_t delta, size_t at) {
         int64_t row = row_of(delta);  // a row of a table with an int32 extent
@@ -87,6 +89,9 @@ RowsByOffset rows_by_offset(int64_t Lq, int64_t Lk, RowOf row_of) {
     if (lo > hi) return rows;
     rows.first = lo, rows.count = hi - lo + 1;
     rows.for_each([&](int64_t, size_t at) { rows.values[at] -= int32_t(lo); });
+    auto begin = rows.values.begin() + kOffsetPadding, end = rows.values.end() - kOffsetPadding;
+    std::fill(rows.values.begin(), begin, *begin);
+    std::fill(end, rows.values.end(), *(end - 1));
     return rows;
 }
 

@@ -65,6 +65,7 @@ KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
                         (known.empty() ? "(not built for device '" + call.device + "': kernels.json says why)"
                                        : "(compiled schedules: " + known + ")"));
     }
+    use_scratch_cache();
     if (family == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
         if (family == api->family) device_ = api->interface();

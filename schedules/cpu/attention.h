@@ -5,6 +5,8 @@
 // q·k vectorizes over query rows; for each key block the scores live in a register tile
 // (query rows × `score_keys` keys), the softmax statistics in small buffers, and p·v in a
 // register tile (`value_rows` rows × `value_vectors` vectors of channels) merged into the running state.
+// Relative scores are summed in the q·k register tile's shape (a key group is its `score_keys`
+// keys), relative values in the p·v register tile's.
 #pragma once
 
 #include "Halide.h"
@@ -42,39 +44,43 @@ struct AttentionParams {
 };
 
 // A relative score term's products with the table rows (generators/attention.h).
-inline void schedule_relative(RelativeStages &rel, Halide::Func out, Halide::Var task, const AttentionParams &p) {
+inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, const AttentionParams &p) {
     using namespace Halide;
     Var x = rel.by_row.args()[0], y = rel.by_row.args()[1], h = rel.by_row.args()[2], b = rel.by_row.args()[3];
     Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), hb("hb");
     RVar channel = rel.channels.x;
     if (rel.by_key) {
-        // by_row(row, key): once per call, in parallel over (head, batch); register tiles of
+        // by_row(row, key): once per call, in parallel over (head, batch), by register tiles of
         // (two vectors of rows × relative_keys keys). Rows past the table read a clamped row.
         Var tr = rel.table_by_row.args()[0];
-        rel.table_by_row.compute_root().vectorize(tr, p.vector_width, TailStrategy::RoundUp);
-        rel.by_row.compute_root().fuse(h, b, hb).parallel(hb).vectorize(x, p.vector_width, TailStrategy::RoundUp);
-        rel.by_row.update()
+        rel.largest_step.compute_root();
+        rel.table_by_row.compute_at(rel.by_row, hb).vectorize(tr, p.vector_width, TailStrategy::RoundUp);
+        rel.by_row.compute_root()
             .split(x, xo, xi, 2 * p.vector_width, TailStrategy::RoundUp)
-            .split(y, yo, yi, p.relative_keys, TailStrategy::GuardWithIf)
-            .reorder(xi, yi, channel, xo, yo, h, b)
+            .split(y, yo, yi, p.relative_keys, TailStrategy::RoundUp)
+            .reorder(xi, yi, xo, yo, h, b)
             .fuse(h, b, hb)
             .parallel(hb)
-            .vectorize(xi, p.vector_width)
-            .unroll(xi)
-            .unroll(yi);
+            .vectorize(xi, p.vector_width);
+        Func tile = rel.key_products;
+        Var tx = tile.args()[0], ty = tile.args()[1];
+        tile.compute_at(rel.by_row, xo).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
+        tile.update().reorder(tx, ty, channel).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
         return;
     }
-    // by_row(i, row): per query tile, vectorized over the tile's rows like q·k.
+    // by_row(i, row in group, row group, t): per query tile, vectorized over the tile's rows like
+    // q·k, in register tiles of one row group.
+    Var in_group = rel.by_row.args()[1];
+    RVar row_group = rel.channels.y;
     if (rel.vectors.defined())
-        rel.vectors.compute_at(out, task).bound_extent(x, p.query_tile).vectorize(x, p.vector_width, TailStrategy::RoundUp);
-    rel.by_row.compute_at(out, task).bound_extent(x, p.query_tile).vectorize(x, p.vector_width);
+        rel.vectors.compute_at(tile).bound_extent(x, p.query_tile).vectorize(x, p.vector_width, TailStrategy::RoundUp);
+    rel.by_row.compute_at(tile).bound_extent(x, p.query_tile).bound_extent(in_group, p.relative_rows).vectorize(x, p.vector_width);
     rel.by_row.update()
-        .split(y, yo, yi, p.relative_rows, TailStrategy::RoundUp)
         .split(x, xo, xi, p.vector_width)
-        .reorder(xi, xo, yi, channel, yo)
+        .reorder(xi, xo, in_group, channel, row_group)
         .vectorize(xi)
         .unroll(xo)
-        .unroll(yi);
+        .unroll(in_group);
 }
 
 inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
@@ -95,7 +101,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
     st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
-    for (RelativeStages &rel : st.relative) schedule_relative(rel, out, task, p);
+    for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
         Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");
@@ -119,12 +125,19 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     merge_by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp);
     merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
     // Always a full register tile: channels past Dv read a clamped column and are never merged.
-    st.block_out.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.vector_width).unroll(d).unroll(i);
-    st.block_out.update()
-        .reorder(d, i, st.block_keys.x)
-        .vectorize(d, p.vector_width)
-        .unroll(d)
-        .unroll(i);
+    auto value_register_tile = [&](Func f, const std::vector<RDom> &updates) {
+        f.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.vector_width).unroll(d).unroll(i);
+        for (size_t u = 0; u < updates.size(); u++) {
+            std::vector<VarOrRVar> order{d, i};
+            for (int dim = 0; dim < updates[u].dimensions(); dim++) order.push_back(updates[u][dim]);
+            f.update(u).reorder(order).vectorize(d, p.vector_width).unroll(d).unroll(i);
+        }
+    };
+    value_register_tile(st.block_out, {st.block_keys});
+    if (st.relative_values.defined()) {
+        value_register_tile(st.relative_values, st.value_groups);
+        st.group_sum.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    }
 
     // Softmax statistics of the current key block, vectorized over query rows.
     st.block_max.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
@@ -151,6 +164,17 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .vectorize(ii)
         .unroll(io)
         .unroll(jj);
+    // The relative scores of the same register tile: one row per uniform key group, then the
+    // gathers of the groups that are not.
+    if (st.relative_scores.defined()) {
+        Func rel = st.relative_scores;
+        auto register_tile = [&](Stage s, VarOrRVar key) {
+            s.split(i, io, ii, p.vector_width, TailStrategy::RoundUp).reorder(ii, io, key).vectorize(ii).unroll(io).unroll(key);
+        };
+        rel.compute_at(st.logit, jo);
+        register_tile(rel, st.k);
+        for (int u = 0; u < rel.num_update_definitions(); u++) register_tile(rel.update(u), st.relative_score_groups[u].x);
+    }
 }
 
 }  // namespace posattn::cpu
