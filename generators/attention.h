@@ -73,8 +73,8 @@ struct AttentionDeclaration {
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
-// The products of one relative score term: by_row(i, row % G, row / G, t, h, b) for row i of
-// query tile t and table rows in groups of G = row_group, or by_row(row, j, h, b) for every key,
+// The products of one relative score term: by_row(i, row % G, row / G, tile_row, h, b) for row i
+// of the query tile starting at tile_row and table rows in groups of G = row_group, or by_row(row, j, h, b) for every key,
 // made from the query rows (q_rows, or vectors(i, d, h, b) when the term makes its own) or from
 // table_by_row(row, d, h) (key side, the table transposed) as key_products, summed per register
 // tile (a tile of the whole table, whose size is known only at run time, stays in memory).
@@ -93,14 +93,15 @@ struct AttentionTiles {
     int query_tile, key_block, key_group, row_group;
 };
 
-// The Funcs and Vars a schedule needs. Per-block stages are indexed by the row i within query
-// tile t, key jj within block r (or key k within group g of block r).
+// The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
+// stages by key jj of block r (or key k of group g of block r) and (i, tile_row): with relative
+// terms, row i of the tile whose first row is tile_row, otherwise the absolute row i and 0.
 struct AttentionStages {
     std::vector<RelativeStages> relative;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
     // Defined when the declaration has relative score terms: their sum per key group,
-    // relative_scores(i, k, g, r, t, h, b); with value terms: relative_values(d, i, r, t, h, b),
-    // and group_sum(i, g, r, t, h, b), the probabilities of a key group.
+    // relative_scores(i, k, g, r, tile_row, h, b); with value terms: relative_values(d, i, r,
+    // tile_row, h, b), and group_sum(i, g, r, tile_row, h, b), the probabilities of a key group.
     Halide::Func relative_scores, relative_values, group_sum;
     std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
@@ -149,14 +150,14 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.block_keys = RDom(0, Kb, "block_key");
     st.blocks = RDom(0, (Lk + Kb - 1) / Kb, "key_block");
 
-    // Scores of query tile t and key block r: score(i, jj, r, tile_row, h, b) for query row t·Tq + i and
-    // key r·Kb + jj.
+    // Scores of a query tile and key block r: score(i, jj, r, tile_row, h, b) for query row
+    // tile_row + i and key r·Kb + jj.
     Expr row = tile_row + i, j = r * Kb + jj;
     st.score(i, jj, r, tile_row, h, b) = 0.0f;
     st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
 
     // A relative term's index depends monotonically on the query − key offset, so over key group
-    // g of block r and the rows of tile t it lies between its values at two corners; where those
+    // g of block r and the rows of the tile it lies between its values at two corners; where those
     // are equal (Shaw's clipped distances, DeBERTa's far buckets: most groups), the whole group
     // reads one row, as dense vectors, and only the other groups gather one row per (query, key).
     auto row_at = [&](const IndexFunction &index, Expr rows, Expr query, Expr key) {
@@ -166,7 +167,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
         Expr first_key = r * Kb + group_index * G;
         return std::pair{row_at(index, rows, tile_row, first_key + G - 1), row_at(index, rows, tile_row + Tq - 1, first_key)};
     };
-    // The keys tile t can see in the blocks it visits, so the rows a query-side term reads for a
+    // The keys the tile can see in the blocks it visits, so the rows a query-side term reads for a
     // visible (query, key): a causal tile sees the distances up to its last row only.
     Expr first_position = tile_row + (Lk - Lq), last_position = first_position + Tq - 1;
     Expr first_key = max(first_position - window + 1, 0), last_key = min(last_position + min(lookahead, Lk), Lk - 1);
