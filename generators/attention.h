@@ -133,7 +133,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.score = Func("score");
     st.q_rows = Func("q_rows");
     Var d = st.d, i = st.i, jj = st.jj, g = st.g, r = st.r, t = st.t, tile_row = st.tile_row, h = st.h, b = st.b;
-    const int Tq = tiles.query_tile, Kb = tiles.key_block, G = tiles.key_group;
+    const int Tq = tiles.query_tile, Kb = tiles.key_block, G = tiles.key_group, Gr = tiles.row_group;
 
     Func qt = decl.transform_q ? decl.transform_q(q) : q;
     Func kt = k;
@@ -198,7 +198,6 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                 }
                 // Only the row groups holding rows a visible (query, key) of the tile reads; the
                 // others stay 0 and are read by masked ones only.
-                const int Gr = tiles.row_group;
                 Expr seen_a = row_at(term.index, term.rows, tile_row, last_key);
                 Expr seen_b = row_at(term.index, term.rows, tile_row + Tq - 1, first_key);
                 rel.channels = RDom(0, D, 0, (term.rows + Gr - 1) / Gr, "relative_product");
@@ -210,7 +209,6 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                     vectors(tile_row + i, channel, h, b) * term.table(channel, min(row_group * Gr + in_group, term.rows - 1), h);
             }
             auto product = [&, by_key = term.by_key, by_row](Expr query, Expr key, Expr table_row) {
-                const int Gr = tiles.row_group;
                 return by_key ? by_row(table_row, key_row(key), h, b) : by_row(query, table_row % Gr, table_row / Gr, tile_row, h, b);
             };
             auto [first, last] = group_rows(term.index, term.rows, g, G);
@@ -240,7 +238,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                         return first + step * (i + G - 1 - in_group);  // first: row 0, the group's last key
                     });
             correct(RDom(0, G, "gathered_key"), first != last && !affine, [&](Expr in_group) {
-                return clamp(term.index(site_of(row, r * Kb + g * G + in_group)), 0, term.rows - 1);
+                return row_at(term.index, term.rows, row, r * Kb + g * G + in_group);
             });
             st.relative.push_back(rel);
         }
@@ -286,7 +284,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
             each.where(each_first != each_last);
             Expr key = r * Kb + each.y * G + each.x;
             st.relative_values(d, i, r, tile_row, h, b) +=
-                st.prob(i, each.y * G + each.x, r, tile_row, h, b) * padded(d, clamp(term.index(site_of(row, key)), 0, term.rows - 1), h);
+                st.prob(i, each.y * G + each.x, r, tile_row, h, b) * padded(d, row_at(term.index, term.rows, row, key), h);
             st.value_groups.push_back(one);
             st.value_groups.push_back(each);
         }

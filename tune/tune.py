@@ -161,6 +161,8 @@ def benches_of(functions, skip_unshaped=False):
     the end, or skipped with skip_unshaped."""
     left = list(functions)
     for make in BENCH_GROUPS:
+        if not left:
+            return
         group = make(np.random.default_rng(0))
         for function in list(left):
             found = [b for b in group if bench_matches(function, b.name)]
@@ -170,7 +172,6 @@ def benches_of(functions, skip_unshaped=False):
         del group
     if left and not skip_unshaped:
         raise SystemExit(f"tune: {', '.join(left)} has no benchmark shape in bench/bench.py, so nothing to time it on")
-
 
 
 class Progress:

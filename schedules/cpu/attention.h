@@ -62,10 +62,10 @@ inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, const
             .fuse(h, b, hb)
             .parallel(hb)
             .vectorize(xi, p.vector_width);
-        Func tile = rel.key_products;
-        Var tx = tile.args()[0], ty = tile.args()[1];
-        tile.compute_at(rel.by_row, xo).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
-        tile.update().reorder(tx, ty, channel).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
+        Func products = rel.key_products;
+        Var tx = products.args()[0], ty = products.args()[1];
+        products.compute_at(rel.by_row, xo).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
+        products.update().reorder(tx, ty, channel).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
         return;
     }
     // by_row(i, row in group, row group, t): per query tile, vectorized over the tile's rows like
