@@ -16,7 +16,9 @@
 // q·k register tile's keys): where the index is one row over the group (Shaw's clipped distances,
 // DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by one (a
 // key-side term near the diagonal), a dense run per key; elsewhere a gather per (query, key).
-// Value terms likewise add a uniform group's probability sum times its one row.
+// Value terms likewise add a uniform group's probability sum times its one row. On GPUs, whose
+// per-tile products would outgrow a block's shared memory, a relative term is read per logit
+// instead, from its table laid out by offset (AttentionTiles::relative_per_logit).
 //
 // Keys are processed in blocks of `key_block`. Each block yields its own max m_r, sum of
 // exponentials l_r and weighted values o_r; the running state (num, den, m) is merged with them:
@@ -85,12 +87,22 @@ struct RelativeStages {
     Halide::Func largest_step;  // key side: the largest change of the index between offsets
 };
 
+// A relative term read per logit: by_offset(o, d, h) = table(d, index at offset o = query − key, h);
+// a query-side score term that makes its own vectors has them in vectors(i, d, h, b).
+struct PerLogitStages {
+    Halide::Func by_offset, vectors;
+};
+
 // The decomposition the algorithm itself must know (the schedule chooses it): rows per query
 // tile, keys per online-softmax block, keys per group, the unit over which a relative term's row
 // is tested for being one row (a divisor of key_block), and table rows per group of a query-side
 // term's products, the unit over which they are skipped where the tile sees none of the rows.
+// With relative_per_logit, relative terms are not made per tile at all: each (query, key) reads
+// its table row from the table laid out by offset (PerLogitStages) and takes its dot product
+// there (GPUs, whose per-tile products would outgrow a block's shared memory).
 struct AttentionTiles {
     int query_tile, key_block, key_group, row_group;
+    bool relative_per_logit = false;
 };
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
@@ -98,6 +110,7 @@ struct AttentionTiles {
 // terms, row i of the tile whose first row is tile_row, otherwise the absolute row i and 0.
 struct AttentionStages {
     std::vector<RelativeStages> relative;
+    std::vector<PerLogitStages> per_logit;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
     // Defined when the declaration has relative score terms: their sum per key group,
     // relative_scores(i, k, g, r, tile_row, h, b); with value terms: relative_values(d, i, r,
@@ -156,13 +169,40 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.score(i, jj, r, tile_row, h, b) = 0.0f;
     st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
 
+    auto row_at = [&](const IndexFunction &index, Expr rows, Expr query, Expr key) {
+        return clamp(index(site_of(query, key)), 0, rows - 1);
+    };
+    // A relative term's query vectors: q' itself, or the rows the term makes from q.
+    auto relative_vectors = [&](const RelativeScore &term, Func own) {
+        if (!term.query_vectors) return st.q_rows;
+        Func made = term.query_vectors(q);
+        own(i, d, h, b) = made(d, clamp(i, 0, Lq - 1), h, b);
+        return own;
+    };
+    // Per logit: a relative term's table row of each offset (the index depends on it alone then).
+    auto by_offset = [&](Func table, Expr rows, const IndexFunction &index, Expr channels) {
+        Var offset("offset");
+        PerLogitStages terms{Func("relative_by_offset"), Func("relative_query_rows")};
+        terms.by_offset(offset, d, h) = table(min(d, channels - 1), row_at(index, rows, offset, 0), h);
+        st.per_logit.push_back(terms);
+        return &st.per_logit.back();
+    };
+    std::vector<RelativeScore> per_tile_scores;
+    for (const RelativeScore &term : decl.relative_scores) {
+        if (!tiles.relative_per_logit) {
+            per_tile_scores.push_back(term);
+            continue;
+        }
+        PerLogitStages *terms = by_offset(term.table, term.rows, term.index, D);
+        Expr vector = term.by_key ? kt(st.channels, key_row(j), h / group, b)
+                                  : relative_vectors(term, terms->vectors)(row, st.channels, h, b);
+        st.score(i, jj, r, tile_row, h, b) += vector * terms->by_offset(row - j, st.channels, h);
+    }
+
     // A relative term's index depends monotonically on the query − key offset, so over key group
     // g of block r and the rows of the tile it lies between its values at two corners; where those
     // are equal (Shaw's clipped distances, DeBERTa's far buckets: most groups), the whole group
     // reads one row, as dense vectors, and only the other groups gather one row per (query, key).
-    auto row_at = [&](const IndexFunction &index, Expr rows, Expr query, Expr key) {
-        return clamp(index(site_of(query, key)), 0, rows - 1);
-    };
     auto group_rows = [&](const IndexFunction &index, Expr rows, Expr group_index, int G) {
         Expr first_key = r * Kb + group_index * G;
         return std::pair{row_at(index, rows, tile_row, first_key + G - 1), row_at(index, rows, tile_row + Tq - 1, first_key)};
@@ -172,11 +212,11 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Expr first_position = tile_row + (Lk - Lq), last_position = first_position + Tq - 1;
     Expr first_key = max(first_position - window + 1, 0), last_key = min(last_position + min(lookahead, Lk), Lk - 1);
     Expr score = st.score(i, jj, r, tile_row, h, b);
-    if (!decl.relative_scores.empty()) {
+    if (!per_tile_scores.empty()) {
         st.relative_scores = Func("relative_scores");
         Expr group_key = r * Kb + g * G + st.k, uniform_sum = 0.0f;
         std::vector<std::function<void()>> gathers;
-        for (const RelativeScore &term : decl.relative_scores) {
+        for (const RelativeScore &term : per_tile_scores) {
             RelativeStages rel{term.by_key, Func(term.by_key ? "key_relative" : "query_relative"),
                                Func("relative_query_rows"), Func("relative_table_by_row"), Func("key_products"),
                                RDom(0, D, "relative_channel")};
@@ -190,12 +230,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                     rel.table_by_row(row_var, rel.channels, h) * kt(rel.channels, key_row(key_var), h / group, b);
                 by_row(row_var, key_var, h, b) = rel.key_products(row_var, key_var, h, b);
             } else {
-                Func vectors = st.q_rows;  // q' as (row, channel), shared with q·k
-                if (term.query_vectors) {
-                    Func made = term.query_vectors(q);
-                    vectors = rel.vectors;
-                    vectors(i, d, h, b) = made(d, clamp(i, 0, Lq - 1), h, b);
-                }
+                Func vectors = relative_vectors(term, rel.vectors);
                 // Only the row groups holding rows a visible (query, key) of the tile reads; the
                 // others stay 0 and are read by masked ones only.
                 Expr seen_a = row_at(term.index, term.rows, tile_row, last_key);
@@ -260,15 +295,23 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.block_sum(i, r, tile_row, h, b) = sum(st.prob(i, kb, r, tile_row, h, b));
 
     // Value terms: Σ_j p_ij·table(index(i, j)), by key groups as the score terms: a uniform group
-    // adds its probabilities' sum times its one row.
-    Expr values_init = 0.0f;
-    if (!decl.relative_values.empty()) {
+    // adds its probabilities' sum times its one row. Per logit, p_ij weighs v_j + its table row.
+    Expr values_init = 0.0f, block_key = r * Kb + kb;
+    Expr value = v(min(d, Dv - 1), key_row(block_key), h / group, b);
+    std::vector<RelativeValue> per_tile_values;
+    for (const RelativeValue &term : decl.relative_values) {
+        if (tiles.relative_per_logit)
+            value += by_offset(term.table, term.rows, term.index, Dv)->by_offset(row - block_key, d, h);
+        else
+            per_tile_values.push_back(term);
+    }
+    if (!per_tile_values.empty()) {
         st.relative_values = Func("relative_values");
         st.group_sum = Func("group_sum");
         RDom in_group(0, G, "group_key");
         st.group_sum(i, g, r, tile_row, h, b) = sum(st.prob(i, g * G + in_group, r, tile_row, h, b));
         st.relative_values(d, i, r, tile_row, h, b) = 0.0f;
-        for (const RelativeValue &term : decl.relative_values) {
+        for (const RelativeValue &term : per_tile_values) {
             // The table with its channels padded to whole register tiles, so that a row is read as
             // dense vectors (a clamped channel index would make every read a gather).
             Func padded("relative_values_padded");
@@ -291,8 +334,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
         values_init = st.relative_values(d, i, r, tile_row, h, b);
     }
     st.block_out(d, i, r, tile_row, h, b) = values_init;
-    Expr key = r * Kb + kb;
-    st.block_out(d, i, r, tile_row, h, b) += st.prob(i, kb, r, tile_row, h, b) * v(min(d, Dv - 1), key_row(key), h / group, b);
+    st.block_out(d, i, r, tile_row, h, b) += st.prob(i, kb, r, tile_row, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max) of row i of query tile
     // t. A key block past the tile's lookahead limit (the causal one) has no visible key for any
@@ -305,7 +347,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // the other variants give them the absolute row and tile row 0. (A tile argument, narrowed by
     // Halide from the causal predicate, adds conditions to GPU kernels that PoCL's region former
     // rejects, and doubles Adams2019's search.)
-    const bool relative = !decl.relative_scores.empty() || !decl.relative_values.empty();
+    const bool relative = !per_tile_scores.empty() || !per_tile_values.empty();
     Expr block_row = relative ? Expr(i) : t * Tq + i, block_tile = relative ? t * Tq : Expr(0);
     st.blocks.where(rb * Kb - tile_last_position <= lookahead);
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);

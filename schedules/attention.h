@@ -10,7 +10,7 @@
 namespace posattn {
 
 // The tiles are part of the algorithm's decomposition (generators/attention.h), so they are asked
-// before generate(). A key group is a q·k register tile's keys on CPUs; GPUs have no relative terms.
+// before generate(). A key group is a q·k register tile's keys on CPUs; GPUs read relative terms per logit.
 inline AttentionTiles attention_tiles(const Halide::Target &target, const std::string &params) {
     switch (target_family(target)) {
     case TargetFamily::x86: {
@@ -23,7 +23,7 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     }
     case TargetFamily::gpu: {
         auto p = parse_schedule_params(params, gpu::attention_defaults());
-        return {p.query_tile, p.key_block, p.key_block, 1};
+        return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true};
     }
     }
     return {};

@@ -6,8 +6,8 @@
 // version with a thread per (query, key) raced across the serial loop over key blocks: no barrier
 // separates one block's readers from the next block's writers); q·k and p·v accumulate in
 // registers. The Lq × Lk matrix is never stored. Relative score and value terms (Shaw,
-// Transformer-XL, DeBERTa) have no GPU schedule yet, so those kernels are not built for GPU
-// targets (kernels.json). Not timed on a GPU (none lent).
+// Transformer-XL, DeBERTa) are read per logit from their tables laid out by offset, which
+// consecutive threads (query rows) read at consecutive offsets. Not timed on a GPU (none lent).
 #pragma once
 
 #include "Halide.h"
@@ -36,7 +36,7 @@ inline AttentionParams attention_defaults() {
 inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
     using namespace Halide;
     if (!st.relative.empty() || !st.value_tables.empty())
-        throw CompileError("posattn: relative score and value terms have no GPU schedule yet");
+        throw CompileError("posattn: relative terms are read per logit on GPUs (AttentionTiles::relative_per_logit)");
     Var d = st.d, i = st.i, jj = st.jj, h = st.h, b = st.b, t("t"), qi("qi");
     RVar rb = st.blocks.x;
 
@@ -58,6 +58,13 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     st.block_out.compute_at(st.state, rb).gpu_threads(i);
     st.block_out.update().gpu_threads(i);
 
+    for (PerLogitStages &term : st.per_logit) {  // relative tables by offset once per call; query vectors as q rows
+        Func by_offset = term.by_offset;
+        Var offset = by_offset.args()[0], channel = by_offset.args()[1], head = by_offset.args()[2];
+        Var oo("oo"), oi("oi"), co("co"), ci("ci");
+        by_offset.compute_root().gpu_tile(offset, channel, oo, co, oi, ci, 32, 8, TailStrategy::GuardWithIf).gpu_blocks(head);
+        if (term.vectors.defined()) term.vectors.compute_at(st.state, rb).bound_extent(i, p.query_tile).gpu_threads(i);
+    }
     if (st.k_transformed.defined()) {  // once per call
         Func kt = st.k_transformed;
         Var kd = kt.args()[0], kj = kt.args()[1], kh = kt.args()[2], kb = kt.args()[3];
