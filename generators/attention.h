@@ -118,7 +118,7 @@ struct AttentionStages {
     Halide::Func relative_scores, relative_values, group_sum;
     std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
-    Halide::Func k_transformed;  // defined when the declaration transforms k
+    Halide::Func q_transformed, k_transformed;  // defined when the declaration transforms q, k
     std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
     Halide::Var d, i, jj, k, g, r, t, tile_row, h, b;
     Halide::RDom blocks, block_keys, channels;
@@ -148,7 +148,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Var d = st.d, i = st.i, jj = st.jj, g = st.g, r = st.r, t = st.t, tile_row = st.tile_row, h = st.h, b = st.b;
     const int Tq = tiles.query_tile, Kb = tiles.key_block, G = tiles.key_group, Gr = tiles.row_group;
 
-    Func qt = decl.transform_q ? decl.transform_q(q) : q;
+    Func qt = q;
+    if (decl.transform_q) qt = st.q_transformed = decl.transform_q(q);
     Func kt = k;
     if (decl.transform_k) kt = st.k_transformed = decl.transform_k(k);
     // Rows past Lq (in a partial query tile), keys past Lk (in the last key block) and value

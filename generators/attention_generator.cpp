@@ -174,7 +174,8 @@ public:
         schedule_attention(get_target(), schedule_params, stages, out);
         if (Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout) {
             std::vector<Func> nests{out};
-            if (stages.k_transformed.defined()) nests.push_back(stages.k_transformed);  // its own loop nest
+            for (Func x : {stages.q_transformed, stages.k_transformed})  // their own loop nests on GPUs
+                if (x.defined()) nests.push_back(x);
             gpu::specialize_modes_for_vulkan(get_target(), nests, {*mode == 0, *mode == 1});
         }
     }

@@ -25,17 +25,30 @@ inline bool contracts_to_fma(const Halide::Target &target) {
 // quarter_turns = 1 gives the cosine exactly, without rounding π/2 into the angle.
 inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_turns, const Halide::Target &target) {
     using namespace Halide;
-    // k, the nearest integer to angle·2/π, by adding 1.5·2^52: the sum's low bits are k mod 2^51
-    // (two instructions; Halide's round and floor of float64 split AVX-512 vectors in halves).
+    // k, the nearest integer to angle·2/π. On CPUs by adding 1.5·2^52: the sum's low bits are
+    // k mod 2^51 (two instructions; Halide's round and floor of float64 split AVX-512 vectors in
+    // halves). Not on GPUs: Halide 21 marks no SPIR-V operation NoContraction, and lavapipe's
+    // compiler folded (x + 1.5·2^52) − 1.5·2^52 back into x, an unrounded k (sines off by ~1e-4
+    // from angles ~2^22 on); GPUs round instead.
     const Expr shifter(0x1.8p52);
-    Expr shifted, k, r;
+    Expr k_bits;  // an integer whose two low bits are k's
+    auto nearest = [&](Expr x) {
+        if (target.has_gpu_feature()) {
+            Expr k = round(x);
+            k_bits = cast<int64_t>(k);
+            return k;
+        }
+        Expr shifted = strict_float(x + shifter);
+        k_bits = reinterpret<int64_t>(shifted);
+        return strict_float(shifted - shifter);
+    };
+    Expr k, r;
     if (contracts_to_fma(target)) {
         // Two-part Cody-Waite: angle − k·pio2_1 is one FMA (exact product, one rounding of a result
         // ≤ π/4), so the reduction is good to ~|k|·2^-107 for any |k| < 2^51. The tail product is
         // strict so that neither the simplifier nor LLVM folds pio2_2 into pio2_1.
         const Expr pio2_1(1.5707963267948966), pio2_2(6.123233995736766e-17);
-        shifted = strict_float(angle * Expr(0.6366197723675814) + shifter);
-        k = strict_float(shifted - shifter);
+        k = nearest(strict_float(angle * Expr(0.6366197723675814)));
         r = cast<float>((angle - k * pio2_1) - strict_float(k * pio2_2));
     } else {
         // π/2 split so that k·pio2_hi is exact for |k| < 2^32 (pio2_hi has 21 significant bits).
@@ -44,11 +57,10 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
         // simplifier would otherwise fold the parts back into one constant.
         const Expr pio2_hi(0x1.921fbp+0), pio2_mid(0x1.5110b4p-22), pio2_lo(0x1.84698ap-48);
         const Expr two_over_pi_hi(0x1.45f306p-1), two_over_pi_lo(0x1.b93910p-26);
-        shifted = strict_float((angle * two_over_pi_hi + angle * two_over_pi_lo) + shifter);
-        k = strict_float(shifted - shifter);
+        k = nearest(strict_float(angle * two_over_pi_hi + angle * two_over_pi_lo));
         r = cast<float>(strict_float(((angle - k * pio2_hi) - k * pio2_mid) - k * pio2_lo));
     }
-    Expr quadrant = (cast<int32_t>(reinterpret<uint64_t>(shifted) & 3) + quarter_turns) & 3;
+    Expr quadrant = (cast<int32_t>(k_bits & 3) + quarter_turns) & 3;
     Expr r2 = r * r;
     Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
     Expr cos_r = 1.0f - 0.5f * r2 +

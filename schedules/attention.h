@@ -22,7 +22,7 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
         return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
     }
     case TargetFamily::gpu: {
-        auto p = parse_schedule_params(params, gpu::attention_defaults());
+        auto p = parse_schedule_params(params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));
         return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true};
     }
     }
@@ -38,9 +38,11 @@ inline void schedule_attention(const Halide::Target &target, const std::string &
     case TargetFamily::arm:
         cpu::schedule_attention(stages, out, parse_schedule_params(params, arm::attention_defaults()));
         break;
-    case TargetFamily::gpu:
-        gpu::schedule_attention(stages, out, parse_schedule_params(params, gpu::attention_defaults()));
+    case TargetFamily::gpu: {
+        const bool vulkan = target.has_feature(Halide::Target::Vulkan);
+        gpu::schedule_attention(stages, out, parse_schedule_params(params, gpu::attention_defaults(vulkan)), vulkan);
         break;
+    }
     }
 }
 

@@ -19,7 +19,8 @@ inline void schedule_floater_step(const Halide::Target &target, const std::strin
         cpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, arm::floater_defaults()));
         break;
     case TargetFamily::gpu:
-        gpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, gpu::floater_defaults()));
+        gpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, gpu::floater_defaults()),
+                                   target.has_feature(Halide::Target::Vulkan));
         break;
     }
 }

@@ -48,15 +48,26 @@ def ptx_modules(data):
         yield data[start:data.index(b"\0", match.start())].decode()
 
 
+OP_FUNCTION_END = 56
+
+
 def spirv_modules(data):
     """Each SPIR-V module: its 5-word header, then instructions (word count in each first word's
-    high half) up to the zero word that ends Halide's blob."""
+    high half) up to its last OpFunctionEnd (functions end a module). Whatever .rodata holds after
+    it (zeros, or other constants) is not part of it."""
     for match in re.finditer(re.escape(SPIRV_MAGIC), data):
         if match.start() % 4:
             continue
-        end = match.start() + 20
-        while end + 4 <= len(data) and (count := struct.unpack_from("<I", data, end)[0] >> 16):
-            end += 4 * count
+        at, end = match.start() + 20, None
+        while at + 4 <= len(data):
+            word = struct.unpack_from("<I", data, at)[0]
+            count, opcode = word >> 16, word & 0xFFFF
+            if count == 0 or at + 4 * count > len(data):
+                break
+            at += 4 * count
+            if opcode == OP_FUNCTION_END:
+                end = at
+        assert end is not None, f"SPIR-V module at {match.start()} has no OpFunctionEnd"
         yield data[match.start():end]
 
 

@@ -561,7 +561,7 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
-          py::arg("schedule"));
+          py::arg("schedule"), py::arg("device") = "cpu");
     m.def("kernels", [] {
         py::list list;
         for (const auto &k : posattn::kernels())

@@ -5,12 +5,22 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <string_view>
 
 #include <dlfcn.h>
 
 #include "internal.h"
 
 #include "registry.inc"
+
+// Halide 21's Vulkan allocator also mishandles the reuse of freed regions (upstream PR #9224, after
+// the release, fixes two such bugs: a region coalesced with a freed neighbour kept its smaller
+// cached buffer; a split could size the kept part below the request). Here the sinusoid, after
+// twenty calls of other sizes, read its ω table as zeros on lavapipe, and FLOATER as one kernel
+// per stage read wrong stages. So after each Vulkan call the runtime hands the allocator's
+// unused blocks back (every device copy of the call is free by then), and the next call starts
+// from empty blocks. Weak: cross builds have no Vulkan runtime.
+extern "C" __attribute__((weak)) int halide_vulkan_release_unused_device_allocations(void *user_context);
 
 namespace posattn {
 namespace detail {
@@ -57,13 +67,16 @@ KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
     entry_ = find_kernel(function, call);
     if (!entry_) {
         std::string known;
+        bool family_built = false;
         for_each_kernel([&](const KernelEntry &e) {
+            family_built = family_built || family == e.family;
             if (function == e.function && family == e.family) known += (known.empty() ? "" : ", ") + std::string(e.schedule);
         });
+        std::string why = "(compiled schedules: " + known + ")";
+        if (!family_built) why = "(this build has no '" + call.device + "' kernels: cross builds have no GPU APIs)";
+        else if (known.empty()) why = "(not built for device '" + call.device + "': kernels.json says why)";
         throw Error(Error::Kind::unsupported,
-                    "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " +
-                        (known.empty() ? "(not built for device '" + call.device + "': kernels.json says why)"
-                                       : "(compiled schedules: " + known + ")"));
+                    "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " + why);
     }
     use_scratch_cache();
     if (family == "vulkan") configure_vulkan_allocator();
@@ -113,6 +126,10 @@ int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<
                          .to_device(this, device_);
     if (status == 0) status = entry_->argv(argv.data());
     for (DeviceStaging &s : staged) status = s.to_host_and_free(this, status);
+    if (std::string_view(entry_->family) == "vulkan" && halide_vulkan_release_unused_device_allocations) {
+        int released = halide_vulkan_release_unused_device_allocations(this);
+        if (status == 0) status = released;
+    }
     return status;
 }
 
@@ -188,14 +205,15 @@ void check_device(const std::string &device) {
 }
 
 void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
-                 const std::string &schedule) {
+                 const std::string &schedule, const std::string &device) {
     auto fail = [&](const std::string &what) {
         throw Error(Error::Kind::invalid_argument, "posattn.load_kernel: " + what);
     };
     bool known = false;
     detail::for_each_kernel([&](const detail::KernelEntry &e) { known = known || function == e.function; });
     if (!known) fail("argument 'function' is '" + function + "', which is not a kernel of this build");
-    if (detail::find_kernel(function, CallOptions{schedule, "cpu"}))
+    check_device(device);
+    if (detail::find_kernel(function, CallOptions{schedule, device}))
         fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
     // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
     void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -209,7 +227,8 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
     std::lock_guard<std::mutex> lock(detail::loaded_mutex);  // (the library stays loaded for good)
     const char *function_name = detail::loaded_names.emplace_back(function).c_str();
     const char *schedule_name = detail::loaded_names.emplace_back(schedule).c_str();
-    detail::loaded.push_back({function_name, detail::kCpuFamily, schedule_name, argv, metadata});
+    const char *family = device == "cpu" ? detail::kCpuFamily : detail::loaded_names.emplace_back(device).c_str();
+    detail::loaded.push_back({function_name, family, schedule_name, argv, metadata});
 }
 
 std::vector<KernelInfo> kernels() {

@@ -1,8 +1,8 @@
 // GPU schedule (CUDA, OpenCL, Vulkan) of the generic fused attention (generators/attention.h).
 //
-// One block per (query tile, head, batch), one thread per query row of the tile. The tile's q
-// rows, running state (numerator, denominator, max) and, per key block, logits and
-// probabilities live in shared memory, each row written and read by its own thread only (a
+// One block per (query tile, head, batch), one thread per query row of the tile. The tile's
+// running state (numerator, denominator, max) and, per key block, logits and probabilities live
+// in shared memory, each row written and read by its own thread only (a
 // version with a thread per (query, key) raced across the serial loop over key blocks: no barrier
 // separates one block's readers from the next block's writers); q·k and p·v accumulate in
 // registers. The Lq × Lk matrix is never stored. Relative score and value terms (Shaw,
@@ -26,14 +26,16 @@ struct AttentionParams {
     }
 };
 
-inline AttentionParams attention_defaults() {
+// Vulkan: a block's shared memory is 4·query_tile·(3·D + 2·key_block) bytes, and lavapipe (like
+// many mobile GPUs) allows 32 KiB: 16 rows × 32 keys fit D up to 128.
+inline AttentionParams attention_defaults(bool vulkan = false) {
     AttentionParams p;
-    p.query_tile = 32;
-    p.key_block = 64;  // 2 × 8 KiB of shared logits and probabilities per block
+    p.query_tile = vulkan ? 16 : 32;
+    p.key_block = vulkan ? 32 : 64;  // 2 × 8 KiB of shared logits and probabilities per block (CUDA, OpenCL)
     return p;
 }
 
-inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p) {
+inline void schedule_attention(AttentionStages &st, Halide::Func out, const AttentionParams &p, bool vulkan) {
     using namespace Halide;
     if (!st.relative.empty() || !st.value_tables.empty())
         throw CompileError("posattn: relative terms are read per logit on GPUs (AttentionTiles::relative_per_logit)");
@@ -41,37 +43,46 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     RVar rb = st.blocks.x;
 
     out.split(i, t, qi, p.query_tile, TailStrategy::GuardWithIf).reorder(d, qi, t, h, b).gpu_blocks(t, h, b).gpu_threads(qi);
-    for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
+    for (Func f : {st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
+    // Only the running state and, per key block, the logits and probabilities are shared: 3·D + 2·key_block
+    // floats per row. A thread reads its q row where it uses it, and accumulates each channel of
+    // the block's p·v in a register.
+    // The loops over a block's keys are unrolled and those over channels by 8, which cuts the loop
+    // iterations a thread runs to ~5·D + 64 per key block: lavapipe (llvmpipe's gallivm) ends a
+    // shader invocation after 65,535 loop iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS), and
+    // unrolled, q·k of D = 64 over 2048 keys stays well inside that.
+    RVar channel = st.channels.x, co("co"), ci("ci");
     st.state.compute_at(out, t).gpu_threads(i);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
-    // Per key block, inside the serial loop over blocks. The q rows too: Halide 21 packs shared
-    // allocations by their first and last barrier stage and does not extend a lifetime over the
-    // serial loop, so q rows staged once before it shared memory with a later stage of the loop
-    // body and were overwritten from the second key block on.
-    st.q_rows.compute_at(st.state, rb).gpu_threads(i);
-    st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i);
+    st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
     st.score.compute_at(st.logit, jj);
+    for (int u = 0; u < st.score.num_update_definitions(); u++) {  // q·k, then any relative terms
+        Stage score = st.score.update(u);
+        score.split(channel, co, ci, 8, TailStrategy::GuardWithIf).unroll(ci);
+        // Partitioned, the tail's guards (`D % 8 >= 3`, ...) become bool kernel arguments, which
+        // SPIR-V cannot take; unpartitioned, each guard depends on co and stays in the kernel.
+        if (vulkan) score.never_partition(co);
+    }
     st.block_max.compute_at(st.state, rb).gpu_threads(i);
-    st.prob.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i);
+    st.prob.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
     st.block_sum.compute_at(st.state, rb).gpu_threads(i);
-    st.block_out.compute_at(st.state, rb).gpu_threads(i);
-    st.block_out.update().gpu_threads(i);
+    st.block_out.compute_at(st.state, d);
+    st.block_out.update().unroll(st.block_keys.x);
 
-    for (PerLogitStages &term : st.per_logit) {  // relative tables by offset once per call; query vectors as q rows
+    for (PerLogitStages &term : st.per_logit) {  // relative tables by offset once per call
         Func by_offset = term.by_offset;
         Var offset = by_offset.args()[0], channel = by_offset.args()[1], head = by_offset.args()[2];
         Var oo("oo"), oi("oi"), co("co"), ci("ci");
         by_offset.compute_root().gpu_tile(offset, channel, oo, co, oi, ci, 32, 8, TailStrategy::GuardWithIf).gpu_blocks(head);
-        if (term.vectors.defined()) term.vectors.compute_at(st.state, rb).bound_extent(i, p.query_tile).gpu_threads(i);
     }
-    if (st.k_transformed.defined()) {  // once per call
-        Func kt = st.k_transformed;
-        Var kd = kt.args()[0], kj = kt.args()[1], kh = kt.args()[2], kb = kt.args()[3];
-        Var khb("khb"), kdo("kdo"), kdi("kdi"), kjo("kjo"), kji("kji");
-        kt.compute_root().fuse(kh, kb, khb)
-            .gpu_tile(kd, kj, kdo, kjo, kdi, kji, 32, 8, TailStrategy::GuardWithIf)
-            .gpu_blocks(khb);
+    for (Func x : {st.q_transformed, st.k_transformed}) {  // once per call
+        if (!x.defined()) continue;
+        Var xd = x.args()[0], xj = x.args()[1], xh = x.args()[2], xb = x.args()[3];
+        Var xhb("xhb"), xdo("xdo"), xdi("xdi"), xjo("xjo"), xji("xji");
+        x.compute_root().fuse(xh, xb, xhb)
+            .gpu_tile(xd, xj, xdo, xjo, xdi, xji, 32, 8, TailStrategy::GuardWithIf)
+            .gpu_blocks(xhb);
     }
 }
 

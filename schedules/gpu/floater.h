@@ -1,6 +1,11 @@
-// GPU schedule (CUDA, OpenCL, Vulkan) of one FLOATER step: each stage's products computed whole
-// (each needs the previous stage complete), one thread per (output row, state) accumulating its
-// dot product in a register. Not timed on a GPU yet (none here).
+// GPU schedule (CUDA, OpenCL, Vulkan) of one FLOATER step: one kernel, one block per state. The
+// block runs the stages in order (each needs the previous one whole; Halide puts barriers between
+// them) with their rows in shared memory, row_threads threads over each stage's rows, and each
+// row's dot product accumulated in its thread's register. One launch per step, and no
+// intermediate in device memory: with one kernel per stage (the first version), Halide 21's
+// Vulkan allocator reused freed regions with stale, smaller buffers (fixed upstream after the
+// release, PR #9224) and lavapipe read wrong stages. Shared memory: 4·(hidden + ~(2·stages + 1)·d)
+// bytes. Not timed on a GPU yet (none here).
 #pragma once
 
 #include "Halide.h"
@@ -24,25 +29,32 @@ inline FloaterParams floater_defaults() {
 }
 
 inline void schedule_floater_step(Halide::Func y_next, const std::vector<FloaterStage> &stages,
-                                  const FloaterParams &p) {
+                                  const FloaterParams &p, bool vulkan) {
     using namespace Halide;
-    // f(row, n): blocks of row_threads rows per state; returns the thread variable.
+    Var c = y_next.args()[0], n = y_next.args()[1], co("co"), ci("ci");
+    y_next.split(c, co, ci, p.row_threads, TailStrategy::GuardWithIf).reorder(ci, co, n).gpu_blocks(n).gpu_threads(ci);
     auto rows = [&](Func f) {
-        Var row = f.args()[0], n = f.args()[1], ro("ro"), ri("ri");
-        f.compute_root().gpu_tile(row, ro, ri, p.row_threads, TailStrategy::GuardWithIf).gpu_blocks(n);
+        Var row = f.args()[0], ro("ro"), ri("ri");
+        f.compute_at(y_next, n).split(row, ro, ri, p.row_threads, TailStrategy::GuardWithIf).reorder(ri, ro).gpu_threads(ri);
         return ri;
     };
-    auto product = [&](Func f) {  // stored through a wrapper; accumulated in a register by its thread
+    // Each product is stored through a wrapper and accumulated in a register by its thread, its sum
+    // unrolled by 8: lavapipe ends an invocation after 65,535 loop iterations in all, and a step
+    // is ~stages·(⌈hidden/row_threads⌉·d + ⌈d/row_threads⌉·hidden) sums' terms (rk4 at
+    // d = hidden = 1024: 131,072 rolled). On Vulkan the sum's tail is not partitioned: its guards
+    // would become bool kernel arguments, which SPIR-V cannot take (see attention.h).
+    auto product = [&](Func f) {
         Func stored = f.in();
         f.compute_at(stored, rows(stored));
+        RVar term(f.update().get_schedule().rvars()[0].var), to("to"), ti("ti");
+        f.update().split(term, to, ti, 8, TailStrategy::GuardWithIf).unroll(ti);
+        if (vulkan) f.update().never_partition(to);
     };
     for (FloaterStage s : stages) {
+        rows(s.state);
         product(s.hidden);
         product(s.k);
-        rows(s.state);
     }
-    Var c = y_next.args()[0], n = y_next.args()[1], co("co"), ci("ci");
-    y_next.gpu_tile(c, co, ci, p.row_threads, TailStrategy::GuardWithIf).gpu_blocks(n);
 }
 
 }  // namespace posattn::gpu

@@ -268,12 +268,12 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> kernels();
 
-// Adds a CPU kernel compiled outside this build, such as a schedule-tuning candidate: the shared
+// Adds a kernel compiled outside this build, such as a schedule-tuning candidate: the shared
 // library at `path` (linked against libposattn for Halide's runtime) exports <symbol>_argv and
-// <symbol>_metadata, an instance of the kernel `function`; calls select it with
-// CallOptions::schedule = `schedule`.
+// <symbol>_metadata, an instance of the kernel `function` compiled for `device` (CallOptions::device:
+// "cpu" is this build's CPU family); calls on that device select it with CallOptions::schedule = `schedule`.
 void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
-                 const std::string &schedule);
+                 const std::string &schedule, const std::string &device = "cpu");
 
 // The values CallOptions::device accepts: "cpu" and the GPU APIs ("cuda", "opencl", "vulkan");
 // check_device throws Error(invalid_argument) for any other.
