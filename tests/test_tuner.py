@@ -1,6 +1,8 @@
-"""The tuner's machinery, without timing anything: the declared search spaces, a candidate compiled
-with non-default schedule params and loaded into the runtime (it must compute the same results),
-constraint violations rejected at compile time, and load_kernel's errors."""
+"""The tuner's machinery: the declared search spaces, a candidate compiled with non-default schedule
+params and loaded into the runtime (it must compute the same results), constraint violations
+rejected at compile time, load_kernel's errors, and a whole (short) tuning run through a runner
+command on a GPU API (OpenCL on PoCL), into a temporary records file."""
+import argparse
 import json
 import subprocess
 import sys
@@ -23,6 +25,12 @@ def tune():
     return module
 
 
+@pytest.fixture(scope="module")
+def measure():
+    import measure as module  # tune/measure.py
+    return module
+
+
 def spaces():
     return json.loads(subprocess.run([str(BUILD / "posattn_search_space")], check=True, capture_output=True,
                                      text=True).stdout)
@@ -40,9 +48,9 @@ def test_every_schedule_declares_a_search_space(tune):
     assert {k["generator"] for k in manifest()} <= set(tune.SCHEDULE_KIND)
 
 
-def test_candidate_with_other_params_loads_and_matches_reference(tune, tmp_path, rng):
+def test_candidate_with_other_params_loads_and_matches_reference(tune, measure, tmp_path, rng):
     compiler = tune.Compiler("posattn_integer_add_f32", tune.host_target(), tmp_path)
-    name = compiler.build({"vector_width": 8, "rows_per_task": 4})
+    name = measure.schedule_of("posattn_integer_add_f32", "cpu", compiler.build({"vector_width": 8, "rows_per_task": 4}))
     assert {"function": "posattn_integer_add_f32", "family": "x86", "schedule": name,
             "key": "posattn_integer_add_f32.x86"} in posattn.kernels()
     x = rng.standard_normal((3, 37, 21)).astype(np.float32)
@@ -52,8 +60,9 @@ def test_candidate_with_other_params_loads_and_matches_reference(tune, tmp_path,
     np.testing.assert_allclose(out, x + reference.integer(positions, 21), rtol=2**-23, atol=0)
 
 
-def test_autoscheduler_candidate_loads(tune, tmp_path, rng):
-    name = tune.Compiler("posattn_integer_f32", tune.host_target(), tmp_path).build(autoscheduler="Mullapudi2016")
+def test_autoscheduler_candidate_loads(tune, measure, tmp_path, rng):
+    candidate = tune.Compiler("posattn_integer_f32", tune.host_target(), tmp_path).build(autoscheduler="Mullapudi2016")
+    name = measure.schedule_of("posattn_integer_f32", "cpu", candidate)
     # (An autoscheduled build assumes sizes near the generator's estimates: [8, 4096, 1024].)
     positions = rng.integers(-5000, 5000, size=(2, 4096)).astype(np.int32)
     np.testing.assert_array_equal(posattn.integer(positions, 1024, schedule=name), reference.integer(positions, 1024))
@@ -81,3 +90,52 @@ def test_search_is_reproducible_from_its_seed(tune):
 def test_load_kernel_errors(args, message):
     with pytest.raises(posattn.Error, match=message):
         posattn.load_kernel(*args)
+
+
+def test_gpu_candidate_loads_for_its_device(tune, measure, tmp_path, rng):
+    candidate = tune.Compiler("posattn_integer_f32", tune.GPU_TARGETS["opencl"], tmp_path).build({"channel_threads": 16, "row_threads": 4})
+    name = measure.schedule_of("posattn_integer_f32", "opencl", candidate)
+    assert {"function": "posattn_integer_f32", "family": "opencl", "schedule": name,
+            "key": "posattn_integer_f32.opencl"} in posattn.kernels()
+    positions = rng.integers(-5000, 5000, size=(3, 29)).astype(np.int32)
+    np.testing.assert_array_equal(posattn.integer(positions, 13, schedule=name, device="opencl"),
+                                  reference.integer(positions, 13))
+    with pytest.raises(posattn.Error, match="no kernel posattn_integer_f32.x86"):
+        posattn.integer(positions, 13, schedule=name)  # loaded for OpenCL only
+
+
+def test_tuning_through_a_runner_records_the_runners_measurements(tune, tmp_path):
+    """A short search of linear's GPU schedule on OpenCL (PoCL), measured by tune/runners/local.sh:
+    every trial is recorded, valid ones with times from the runner, and the summary compares the
+    best with the defaults."""
+    records = tmp_path / "opencl.jsonl"
+    run = subprocess.run([sys.executable, str(ROOT / "tune" / "tune.py"), "posattn_linear_f32", "--device", "opencl",
+                          "--runner", str(ROOT / "tune" / "runners" / "local.sh"), "--records", str(records),
+                          "--trials", "2", "--random", "2", "--repeats", "3", "--no-baselines", "--seed", "3"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [json.loads(l) for l in records.read_text().splitlines()]
+    trials, (summary,) = [l for l in lines if not l.get("best")], [l for l in lines if l.get("best")]
+    assert [t["trial"] for t in trials] == [1, 2]
+    for record in lines:
+        assert record["kernel"] == "posattn_linear_f32" and record["device"] == "opencl"
+        assert record["target"] == tune.GPU_TARGETS["opencl"] and record["runner"].endswith("local.sh")
+        assert "threads" in record["machine"]
+    for t in trials:
+        assert ("invalid" in t) != ("ms" in t and t["ms"] > 0 and t["ratio_to_default"] > 0), t
+    assert summary["trials"] == 2 and summary["ratio_to_default"] > 0 and summary["baselines"]["default"]["ms"] > 0
+
+
+def test_other_targets_need_a_runner(tune):
+    args = argparse.Namespace(device="vulkan", target=None, runner=None)
+    with pytest.raises(SystemExit, match="give --runner"):
+        tune.tune("posattn_linear_f32", None, args)
+
+
+@pytest.mark.parametrize("cpuinfo, machine, emulated", [
+    ("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 avx512f\n", "x86_64", False),
+    ("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 avx512f\n", "aarch64", True),  # qemu-user
+    ("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU part\t: 0xd0c\n", "aarch64", False),
+])
+def test_measuring_refuses_user_mode_emulation(measure, cpuinfo, machine, emulated):
+    assert measure.emulated(cpuinfo, machine) == emulated

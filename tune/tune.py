@@ -8,20 +8,24 @@ The search space is the schedule's own declaration (each params field's choices 
 schedules/cpu/*.h, printed by build/posattn_search_space). Candidates: the defaults first, then
 random samples, then mutations of the best so far (one or two fields moved to a neighbouring
 choice); the same seed gives the same candidates. Each candidate is compiled by the project's
-generator for this machine's target, loaded into the runtime (posattn.load_kernel), checked against
-the float64 reference on the benchmark's small odd-sized inputs (a candidate that does not compile or
-is wrong is recorded as invalid, with the reason), and timed on the
-benchmark's inputs (bench/bench.py: its shape is the shape class): warm-up, then the median of
-repeats, with the incumbent re-measured next to every candidate so that a candidate's time is its
-ratio to the incumbent in the same minute times the incumbent's first time (this machine's
-throughput drifts). The noise reported is the spread (interquartile range / median) of the
-candidate's repeats.
+generator into a shared library, then measured by tune/measure.py's measure(): loaded into the
+runtime (posattn.load_kernel), checked against the float64 reference on the benchmark's small
+odd-sized inputs (a candidate that does not compile or is wrong is recorded as invalid, with the
+reason), and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class)
+interleaved with the incumbent, call by call, so that a candidate's time is its ratio to the
+incumbent in the same minute times the incumbent's time (this machine's throughput drifts). The
+noise reported is the spread (interquartile range / median) of the candidate's repeats.
 
-Timings are only recorded for the machine the tuner runs on, and only for its own CPU target:
-ARM timings under qemu are emulation and a GPU API without a GPU cannot be timed, so those
-targets are refused here. They are tuned by running this script on a machine of that target (an
-AArch64 board, or a GPU host with --device, once the runtime can load GPU candidates), whose
-records go to that family's file.
+Where the timings are taken: this machine's CPU, in this process, by default. Any other target
+(ARM: --target arm-64-linux; a GPU API: --device cuda|opencl|vulkan) is measured through
+--runner, a command that runs tune/measure.py on a machine of that target: the tuner compiles
+each candidate here (for ARM with Debian's aarch64 g++, against build-arm/'s libposattn), runs the
+command with measure.py's arguments appended (FUNCTION library:symbol ... --device D --repeats N
+--max-error E) and reads the JSON line it prints. tune/runners/local.sh runs it on this machine;
+a runner for a board or a GPU host copies the libraries there (same paths) and runs measure.py
+with that machine's build (README "Autotuning"). Records go to schedules/tuned/<family>.jsonl
+(x86, arm, cuda, opencl, vulkan), which the build reads per family. measure.py refuses to time
+under user-mode emulation (ARM under qemu), and without a runner only this machine's CPU is tuned.
 """
 import argparse
 import datetime
@@ -29,7 +33,7 @@ import importlib.metadata
 import json
 import os
 import pathlib
-import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -43,14 +47,21 @@ import posattn
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "tune"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
+from measure import benches_of, machine, measure  # noqa: E402
 
 # Which schedule (schedules/<family>/<kind>.h) each generator uses.
 SCHEDULE_KIND = {"sinusoidal": "encoding", "learned": "encoding", "simple_encoding": "encoding",
                  "complex_order": "encoding", "alibi_bias": "encoding", "rope": "rope",
                  "floater_step": "floater", "linear": "linear", "attention": "attention"}
-AUTOSCHEDULERS = ("Adams2019", "Mullapudi2016", "Li2018")
 FEATURES = "user_context-large_buffers-no_runtime"
+# The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>: the first of each).
+GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_86", "opencl": "x86-64-linux-opencl-cl_doubles",
+               "vulkan": "x86-64-linux-vulkan-vk_int64-vk_float64"}
+# Halide's autoschedulers that can target each schedule family: the baselines of a run.
+AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
+                  "gpu": ("Anderson2021",)}
 
 
 def host_target():
@@ -98,17 +109,19 @@ def text(params):
 
 
 class Compiler:
-    """Compiles one kernel with given schedule params (or an autoscheduler) into a shared library
-    and loads it into the runtime under a fresh schedule name."""
+    """Compiles one kernel with given schedule params (or an autoscheduler) for a target into a
+    shared library linked against that target's libposattn: a candidate 'path:symbol'."""
     def __init__(self, function, target, workdir):
         import halide
         entry = manifest()[function]
         self.function, self.generator, self.params = function, entry["generator"], entry["params"]
         self.target, self.workdir, self.count = target, pathlib.Path(workdir), 0
         self.halide_lib = pathlib.Path(halide.install_dir()) / "lib64"
+        arm = target.startswith("arm-64")
+        self.cxx, self.libdir = ("aarch64-linux-gnu-g++", ROOT / "build-arm") if arm else ("c++", BUILD)
 
     def build(self, schedule_params=None, autoscheduler=None, timeout=None):
-        """Returns the schedule name to call it by, or raises RuntimeError with the compiler's message."""
+        """Returns the candidate, or raises RuntimeError with the compiler's message."""
         self.count += 1
         symbol = f"candidate_{self.count}"
         args = [str(BUILD / "posattn_generators"), "-g", self.generator, "-f", symbol, "-o", str(self.workdir),
@@ -126,52 +139,37 @@ class Compiler:
         if run.returncode:
             raise RuntimeError((run.stderr.strip().splitlines() or ["compile failed"])[-1])
         library = self.workdir / f"{symbol}.so"
-        subprocess.run(["c++", "-shared", "-o", str(library), str(self.workdir / f"{symbol}.o"), f"-L{BUILD}",
-                        "-lposattn", f"-Wl,-rpath,{BUILD}"], check=True)
-        name = f"{symbol}@{os.getpid()}"
-        posattn.load_kernel(str(library), symbol, self.function, name)
-        return name
+        subprocess.run([self.cxx, "-shared", "-o", str(library), str(self.workdir / f"{symbol}.o"),
+                        f"-L{self.libdir}", "-lposattn", f"-Wl,-rpath,{self.libdir}"], check=True)
+        return f"{library}:{symbol}"
 
 
-def timed(bench_obj, schedule, repeats):
-    """Median and spread (IQR / median) of `repeats` calls after two warm-up calls."""
-    call = bench.on(schedule)
-    times = bench.wall_times(lambda r: bench_obj.run(r, call), repeats)
-    q1, q3 = np.percentile(times, [25, 75])
-    return statistics.median(times), (q3 - q1) / statistics.median(times)
+class Runner:
+    """Where candidates are measured: in this process (runner None), or by a command that runs
+    tune/measure.py on a machine of the target; measure(candidates) -> (machine, results)."""
+    def __init__(self, function, bench_obj, device, repeats, command=None):
+        self.function, self.bench_obj, self.device, self.repeats = function, bench_obj, device, repeats
+        self.command = shlex.split(command) if command else None
 
+    def measure(self, candidates, max_error=None, repeats=None):
+        repeats = repeats or self.repeats
+        if not self.command:
+            return machine(), measure(self.function, self.bench_obj, self.device, candidates, repeats, max_error)
+        args = [*self.command, self.function, *candidates, "--device", self.device, "--repeats", str(repeats)]
+        if max_error is not None:
+            args += ["--max-error", repr(max_error)]
+        run = subprocess.run(args, capture_output=True, text=True)
+        lines = run.stdout.strip().splitlines()
+        if run.returncode or not lines:
+            raise SystemExit(f"tune: the runner failed ({' '.join(args[:len(self.command)])}): "
+                             f"{(run.stderr.strip().splitlines() or ['no output'])[-1]}")
+        reply = json.loads(lines[-1])
+        return reply["machine"], reply["results"]
 
-def machine():
-    model = next((l.split(":", 1)[1].strip() for l in pathlib.Path("/proc/cpuinfo").read_text().splitlines()
-                  if l.startswith("model name")), platform.machine())
-    return f"{model}, {os.cpu_count()} cores, {bench.THREADS} threads"
-
-
-BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
-                bench.linear_benches, bench.attention_benches)
-
-
-def bench_matches(function, name):
-    return name == function or name.startswith(function + "[") or name == function + "_causal"
-
-
-def benches_of(functions, skip_unshaped=False):
-    """Yields (function, its benchmark: the first of its group's that matches), building each
-    group's inputs once; the inputs are the shape class. A function without one is an error at
-    the end, or skipped with skip_unshaped."""
-    left = list(functions)
-    for make in BENCH_GROUPS:
-        if not left:
-            return
-        group = make(np.random.default_rng(0))
-        for function in list(left):
-            found = [b for b in group if bench_matches(function, b.name)]
-            if found:
-                left.remove(function)
-                yield function, found[0]
-        del group
-    if left and not skip_unshaped:
-        raise SystemExit(f"tune: {', '.join(left)} has no benchmark shape in bench/bench.py, so nothing to time it on")
+    def ratio(self, incumbent, candidate, max_error=None):
+        """The candidate's time over the incumbent's, measured together; its result; the machine."""
+        where, (first, second) = self.measure([incumbent, candidate], max_error)
+        return (second["ms"] / first["ms"] if "ms" in second else None), second, where
 
 
 class Progress:
@@ -191,48 +189,60 @@ class Progress:
         sys.stderr.flush()
 
 
+def family_of(target, device):
+    """The records file and search space of a tuning run: x86, arm, or a GPU API."""
+    if device != "cpu":
+        return device, "gpu"
+    return ("arm", "arm") if target.startswith("arm-64") else ("x86", "x86")
+
+
 def tune(function, bench_obj, args):
-    target = args.target or host_target()
-    if not target.startswith("x86-64"):
-        raise SystemExit(f"tune: {target} cannot be timed on this machine (emulation or no device); run the "
-                         "tuner on a machine of that target")
+    target = args.target or (GPU_TARGETS[args.device] if args.device != "cpu" else host_target())
+    family, space_family = family_of(target, args.device)
+    if family != "x86" and not args.runner:
+        raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
+                         "command that runs tune/measure.py on a machine of that target")
     entry = manifest()[function]
     kind = SCHEDULE_KIND[entry["generator"]]
-    space = Space(search_space("x86", kind))
+    space = Space(search_space(space_family, kind))
     rng = np.random.default_rng(args.seed)
-    records_path = ROOT / "schedules" / "tuned" / "x86.jsonl"
+    records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
     previous = [r for r in (json.loads(l) for l in records_path.read_text().splitlines() if l.strip())
                 if r["kernel"] == function and r["target"] == target and r["shape_class"] == bench_obj.name] \
         if records_path.exists() else []
-    workdir = tempfile.mkdtemp(prefix="posattn-tune-")
-    compiler = Compiler(function, target, workdir)
-    common = dict(kernel=function, target=target, shape_class=bench_obj.name, halide=importlib.metadata.version("halide"),
-                  machine=machine(), date=datetime.date.today().isoformat(), seed=args.seed)
+    compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
+    runner = Runner(function, bench_obj, args.device, args.repeats, args.runner)
 
     # The incumbent: the defaults, or the best earlier record (tuning resumes from the records).
-    default_name = compiler.build(space.defaults())
-    default_error = bench_obj.verify(bench.on(default_name))
-    default_s, noise = timed(bench_obj, default_name, args.repeats)
-    best = dict(params=space.defaults(), name=default_name, seconds=default_s)
+    default = compiler.build(space.defaults())
+    where, (measured,) = runner.measure([default])
+    if "ms" not in measured:
+        raise SystemExit(f"tune: {function}'s default schedule fails on {args.device}: {measured['invalid']}")
+    default_s, max_error = measured["ms"] / 1e3, max(2 * measured["error"], 1e-6)
+    common = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name,
+                  halide=importlib.metadata.version("halide"), machine=where, runner=args.runner,
+                  date=datetime.date.today().isoformat(), seed=args.seed)
+    best = dict(params=space.defaults(), candidate=default, seconds=default_s)
     if previous:
         earlier = min(previous, key=lambda r: r["ratio_to_default"])
         try:
-            name = compiler.build(earlier["params"])
-            s, _ = timed(bench_obj, name, args.repeats)
-            if s < best["seconds"]:
-                best = dict(params=earlier["params"], name=name, seconds=s)
+            candidate = compiler.build(earlier["params"])
+            ratio, _, _ = runner.ratio(default, candidate, max_error)
+            if ratio is not None and ratio < 1:
+                best = dict(params=earlier["params"], candidate=candidate, seconds=default_s * ratio)
         except RuntimeError:
             pass
     history = [dict(trial=0, best_ms=best["seconds"] * 1e3)]
-    baselines = {"default": dict(ms=default_s * 1e3, noise=noise)}
-    built = {k["schedule"] for k in posattn.kernels() if k["function"] == function and k["family"] == "x86"}
-    for scheduler in AUTOSCHEDULERS:
-        try:  # the build's own baseline where it has one (same target), else compiled here
-            name = scheduler.lower() if scheduler.lower() in built else compiler.build(
+    baselines = {"default": dict(ms=default_s * 1e3, noise=measured["noise"])}
+    built = {k["schedule"] for k in posattn.kernels() if k["function"] == function and k["family"] == family}
+    for scheduler in AUTOSCHEDULERS[space_family] if args.baselines else ():
+        try:  # the build's own baseline where it has one (same target, this machine), else compiled
+            name = scheduler.lower() if scheduler.lower() in built and not args.runner else compiler.build(
                 autoscheduler=scheduler, timeout=args.baseline_timeout)
-            s, n = timed(bench_obj, name, max(3, args.repeats // 2))
-            ratio = s / timed(bench_obj, default_name, args.repeats)[0]
-            baselines[scheduler] = dict(ms=default_s * ratio * 1e3, noise=n)
+            ratio, result, _ = runner.ratio(default, name)
+            if ratio is None:
+                raise RuntimeError(result["invalid"])
+            baselines[scheduler] = dict(ms=default_s * ratio * 1e3, noise=result["noise"])
         except Exception as e:  # reported, never hidden: some autoschedulers fail on some graphs
             baselines[scheduler] = dict(error=str(e).splitlines()[0][:200])
 
@@ -249,29 +259,27 @@ def tune(function, bench_obj, args):
         tried += 1
         record = dict(common, trial=tried, params=params)
         try:
-            name = compiler.build(params)
-            wrong = bench_obj.verify(bench.on(name))  # on the benchmark's small, odd-sized inputs
-            if not wrong <= max(2 * default_error, 1e-6):
-                raise RuntimeError(f"wrong: max error {wrong:.2e} against float64 (defaults {default_error:.2e})")
-            s, n = timed(bench_obj, name, args.repeats)
-        except (RuntimeError, posattn.Error) as e:
+            candidate = compiler.build(params)
+            # measured beside the incumbent, so its time is the same minute's ratio to it
+            ratio, result, _ = runner.ratio(best["candidate"], candidate, max_error)
+            if ratio is None:
+                raise RuntimeError(result["invalid"])
+        except RuntimeError as e:
             record["invalid"] = str(e)[:200]
             records.append(record)
             progress.show(tried, best["seconds"] * 1e3, default_s * 1e3, "invalid")
             continue
-        incumbent, _ = timed(bench_obj, best["name"], args.repeats)  # the same minute's incumbent
-        candidate_s = best["seconds"] * s / incumbent
-        record.update(ms=candidate_s * 1e3, noise=n, ratio_to_default=candidate_s / default_s)
+        candidate_s = best["seconds"] * ratio
+        record.update(ms=candidate_s * 1e3, noise=result["noise"], ratio_to_default=candidate_s / default_s)
         records.append(record)
         if candidate_s < best["seconds"]:
-            best = dict(params=params, name=name, seconds=candidate_s)
+            best = dict(params=params, candidate=candidate, seconds=candidate_s)
         history.append(dict(trial=tried, best_ms=best["seconds"] * 1e3))
         progress.show(tried, best["seconds"] * 1e3, default_s * 1e3)
     sys.stderr.write("\n")
 
-    # The best is re-measured against the defaults, alternately; that ratio is what is recorded.
-    best_ratio = statistics.median(timed(bench_obj, best["name"], args.repeats)[0]
-                                   / timed(bench_obj, default_name, args.repeats)[0] for _ in range(3))
+    # The best is re-measured against the defaults, three times; the median ratio is what is recorded.
+    best_ratio = statistics.median(runner.ratio(default, best["candidate"])[0] for _ in range(3))
     summary = dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
                    best=True, baselines=baselines, history=history, trials=tried)
     records_path.parent.mkdir(parents=True, exist_ok=True)
@@ -286,12 +294,18 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kernels", nargs="*", help="kernels.json functions, e.g. posattn_attn_plain_f32")
     parser.add_argument("--all", action="store_true", help="every kernel with a benchmark shape")
-    parser.add_argument("--target", help="Halide target without features (default: this machine's ISA level)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"])
+    parser.add_argument("--target", help="Halide target without features (default: this machine's ISA level, "
+                                         "or the build's target for --device)")
+    parser.add_argument("--runner", help="command that runs tune/measure.py where the target is (see above)")
+    parser.add_argument("--records", help="records file (default: schedules/tuned/<family>.jsonl)")
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--random", type=int, default=8, help="random samples before the local search")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--no-baselines", dest="baselines", action="store_false",
+                        help="skip the autoscheduled baselines (a quick run)")
     parser.add_argument("--baseline-timeout", type=float, default=300.0,
                         help="seconds an autoscheduler may take to compile a baseline not in the build")
     args = parser.parse_args()

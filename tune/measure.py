@@ -1,0 +1,140 @@
+"""Measures schedule candidates of one kernel on this machine: the tuner's measuring side
+(tune/tune.py calls it in-process for this machine's CPU, and through --runner anywhere else).
+
+    PYTHONPATH=build/python python3 tune/measure.py posattn_linear_f32 --device cpu --repeats 7 \\
+        first.so:candidate_1 second.so:candidate_2
+
+Each candidate is a shared library exporting <symbol>_argv/_metadata (compiled by the tuner for
+this machine's target, linked against libposattn), loaded into the runtime for --device. Each is
+checked against the float64 reference on the benchmark's small odd-sized inputs (further than
+--max-error: invalid, not timed), then the valid ones are
+timed on the benchmark's inputs (bench/bench.py: its shape is the shape class) interleaved, one
+call of each in turn, so that they see the same drift: the first candidate is the tuner's
+incumbent, and a candidate's time is its ratio to the incumbent's in the same run. Prints one JSON
+object: the machine, and per candidate its max error and median time and noise (interquartile
+range / median) or why it is invalid.
+
+Timings under emulation are refused: an AArch64 process reading an x86 /proc/cpuinfo runs under
+qemu-user, whose timings mean nothing.
+"""
+import argparse
+import json
+import os
+import pathlib
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import posattn
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
+
+BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
+                bench.linear_benches, bench.attention_benches)
+
+
+def bench_matches(function, name):
+    return name == function or name.startswith(function + "[") or name == function + "_causal"
+
+
+def benches_of(functions, skip_unshaped=False):
+    """Yields (function, its benchmark: the first of its group's that matches), building each
+    group's inputs once; the inputs are the shape class. A function without one is an error at
+    the end, or skipped with skip_unshaped."""
+    left = list(functions)
+    for make in BENCH_GROUPS:
+        if not left:
+            return
+        group = make(np.random.default_rng(0))
+        for function in list(left):
+            found = [b for b in group if bench_matches(function, b.name)]
+            if found:
+                left.remove(function)
+                yield function, found[0]
+        del group
+    if left and not skip_unshaped:
+        raise SystemExit(f"tune: {', '.join(left)} has no benchmark shape in bench/bench.py, so nothing to time it on")
+
+
+def emulated(cpuinfo_text, machine):
+    """Whether this process runs under user-mode emulation: its architecture is not the CPU's."""
+    x86_cpu = "vendor_id" in cpuinfo_text and " sse2" in cpuinfo_text
+    return x86_cpu != (machine in ("x86_64", "AMD64", "i686"))
+
+
+def machine():
+    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else ""
+    model = next((l.split(":", 1)[1].strip() for l in cpuinfo.splitlines()
+                  if l.startswith(("model name", "Model", "CPU part"))), platform.machine())
+    return f"{model}, {os.cpu_count()} cores, {bench.THREADS} threads"
+
+
+_loaded = set()  # (candidate, device): a library is loaded once per process
+
+
+def schedule_of(function, device, candidate):
+    """The schedule name a candidate is called by: a built-in schedule name as is, or a library
+    'path:symbol', loaded on first use under that name."""
+    if ":" in candidate and (candidate, device) not in _loaded:
+        path, symbol = candidate.rsplit(":", 1)
+        posattn.load_kernel(path, symbol, function, candidate, device)
+        _loaded.add((candidate, device))
+    return candidate
+
+
+def measure(function, bench_obj, device, candidates, repeats, max_error=None):
+    """Per candidate: dict(error, ms, noise), or dict(invalid=why), e.g. an error over max_error
+    (such a candidate is not timed)."""
+    results, names = [], []
+    for candidate in candidates:
+        try:
+            name = schedule_of(function, device, candidate)
+            error = bench_obj.verify(bench.on(name, device))
+            if max_error is not None and not error <= max_error:
+                raise RuntimeError(f"wrong: max error {error:.2e} against float64 (allowed {max_error:.2e})")
+            results.append(dict(error=error))
+            names.append(name)
+        except (RuntimeError, posattn.Error) as e:
+            results.append(dict(invalid=str(e)[:200]))
+            names.append(None)
+    valid = [(r, n) for r, n in zip(results, names) if n]
+    for _, name in valid:  # warm-up
+        for r in range(2):
+            bench_obj.run(r, bench.on(name, device))
+    times = {name: [] for _, name in valid}
+    for r in range(repeats):  # interleaved: every candidate sees the same minute
+        for _, name in valid:
+            start = time.perf_counter()
+            bench_obj.run(r, bench.on(name, device))
+            times[name].append(time.perf_counter() - start)
+    for result, name in valid:
+        median = statistics.median(times[name])
+        q1, q3 = np.percentile(times[name], [25, 75])
+        result.update(ms=median * 1e3, noise=(q3 - q1) / median)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("function", help="a kernels.json function")
+    parser.add_argument("candidates", nargs="+", help="library:symbol (or a built schedule name)")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--max-error", type=float, help="a candidate further from float64 is invalid")
+    args = parser.parse_args()
+    if emulated(pathlib.Path("/proc/cpuinfo").read_text(), platform.machine()):
+        raise SystemExit(f"measure: this {platform.machine()} process runs on another architecture's CPU "
+                         "(user-mode emulation): its timings mean nothing")
+    posattn.set_num_threads(bench.THREADS)
+    (_, bench_obj), = benches_of([args.function])
+    results = measure(args.function, bench_obj, args.device, args.candidates, args.repeats, args.max_error)
+    print(json.dumps(dict(machine=machine(), device=args.device, shape_class=bench_obj.name, results=results)))
+
+
+if __name__ == "__main__":
+    main()
