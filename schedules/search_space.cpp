@@ -42,5 +42,8 @@ int main() {
               << ",\n \"gpu\": "
               << family(gpu::attention_defaults(), gpu::encoding_defaults(), gpu::floater_defaults(),
                         gpu::linear_defaults(), gpu::rope_defaults())
+              << ",\n \"vulkan\": "  // the GPU schedules with Vulkan's own attention tile
+              << family(gpu::attention_defaults(/*vulkan=*/true), gpu::encoding_defaults(), gpu::floater_defaults(),
+                        gpu::linear_defaults(), gpu::rope_defaults())
               << "}\n";
 }

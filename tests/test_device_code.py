@@ -53,22 +53,21 @@ OP_FUNCTION_END = 56
 
 def spirv_modules(data):
     """Each SPIR-V module: its 5-word header, then instructions (word count in each first word's
-    high half) up to its last OpFunctionEnd (functions end a module). Whatever .rodata holds after
-    it (zeros, or other constants) is not part of it."""
-    for match in re.finditer(re.escape(SPIRV_MAGIC), data):
-        if match.start() % 4:
-            continue
-        at, end = match.start() + 20, None
-        while at + 4 <= len(data):
+    high half) up to its last OpFunctionEnd before the next module (functions end a module).
+    Whatever .rodata holds after it (zeros, or other constants) is not part of it."""
+    starts = [m.start() for m in re.finditer(re.escape(SPIRV_MAGIC), data) if m.start() % 4 == 0]
+    for start, limit in zip(starts, starts[1:] + [len(data)]):
+        at, end = start + 20, None
+        while at + 4 <= limit:
             word = struct.unpack_from("<I", data, at)[0]
             count, opcode = word >> 16, word & 0xFFFF
-            if count == 0 or at + 4 * count > len(data):
+            if count == 0 or at + 4 * count > limit:
                 break
             at += 4 * count
             if opcode == OP_FUNCTION_END:
                 end = at
-        assert end is not None, f"SPIR-V module at {match.start()} has no OpFunctionEnd"
-        yield data[match.start():end]
+        assert end is not None, f"SPIR-V module at {start} has no OpFunctionEnd"
+        yield data[start:end]
 
 
 @pytest.mark.parametrize("obj", objects("cuda") if NATIVE_BUILD else [], ids=object_id)

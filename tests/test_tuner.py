@@ -38,7 +38,7 @@ def spaces():
 
 def test_every_schedule_declares_a_search_space(tune):
     declared = spaces()
-    assert sorted(declared) == ["arm", "gpu", "x86"]
+    assert sorted(declared) == ["arm", "gpu", "vulkan", "x86"]
     for family, kinds in declared.items():
         assert sorted(kinds) == sorted(set(tune.SCHEDULE_KIND.values())), family
         for kind, fields in kinds.items():
@@ -132,10 +132,19 @@ def test_other_targets_need_a_runner(tune):
         tune.tune("posattn_linear_f32", None, args)
 
 
-@pytest.mark.parametrize("cpuinfo, machine, emulated", [
-    ("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 avx512f\n", "x86_64", False),
-    ("vendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 avx512f\n", "aarch64", True),  # qemu-user
-    ("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU part\t: 0xd0c\n", "aarch64", False),
+X86_CPUINFO = "vendor_id\t: GenuineIntel\nflags\t\t: fpu sse sse2 avx512f\n"
+ARM_CPUINFO = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU part\t: 0xd0c\n"
+
+
+@pytest.mark.parametrize("cpuinfo, machine, system, emulated", [
+    (X86_CPUINFO, "x86_64", "x86_64", False),
+    (X86_CPUINFO, "aarch64", "x86_64", True),   # qemu-user up to 8.0: the host's cpuinfo
+    (ARM_CPUINFO, "aarch64", "x86_64", True),   # newer qemu-user fakes cpuinfo; /bin/sh is the host's
+    (ARM_CPUINFO, "aarch64", "aarch64", False),  # an AArch64 machine
 ])
-def test_measuring_refuses_user_mode_emulation(measure, cpuinfo, machine, emulated):
-    assert measure.emulated(cpuinfo, machine) == emulated
+def test_measuring_refuses_user_mode_emulation(measure, cpuinfo, machine, system, emulated):
+    assert measure.emulated(cpuinfo, machine, system) == emulated
+
+
+def test_system_binary_architecture_is_read_from_its_elf_header(measure):
+    assert measure.elf_machine("/bin/sh") == "x86_64"  # this (native x86) build's machine

@@ -14,8 +14,8 @@ incumbent, and a candidate's time is its ratio to the incumbent's in the same ru
 object: the machine, and per candidate its max error and median time and noise (interquartile
 range / median) or why it is invalid.
 
-Timings under emulation are refused: an AArch64 process reading an x86 /proc/cpuinfo runs under
-qemu-user, whose timings mean nothing.
+Timings under emulation are refused: an AArch64 process whose /proc/cpuinfo or /bin/sh is x86
+runs under qemu-user, whose timings mean nothing.
 """
 import argparse
 import json
@@ -36,6 +36,10 @@ import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 
 BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
                 bench.linear_benches, bench.attention_benches)
+# The group that holds each generator's benchmarks (tried first: building a group's inputs takes
+# GBs and seconds); the encodings' group holds the rest.
+GROUP_OF = {"complex_order": bench.complex_order_benches, "rope": bench.rope_benches,
+            "alibi_bias": bench.alibi_benches, "linear": bench.linear_benches, "attention": bench.attention_benches}
 
 
 def bench_matches(function, name):
@@ -47,7 +51,9 @@ def benches_of(functions, skip_unshaped=False):
     group's inputs once; the inputs are the shape class. A function without one is an error at
     the end, or skipped with skip_unshaped."""
     left = list(functions)
-    for make in BENCH_GROUPS:
+    generators = {k["function"]: k["generator"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]}
+    first = {GROUP_OF.get(generators.get(f), bench.encoding_benches) for f in left}
+    for make in [g for g in BENCH_GROUPS if g in first] + [g for g in BENCH_GROUPS if g not in first]:
         if not left:
             return
         group = make(np.random.default_rng(0))
@@ -61,10 +67,21 @@ def benches_of(functions, skip_unshaped=False):
         raise SystemExit(f"tune: {', '.join(left)} has no benchmark shape in bench/bench.py, so nothing to time it on")
 
 
-def emulated(cpuinfo_text, machine):
-    """Whether this process runs under user-mode emulation: its architecture is not the CPU's."""
+ELF_MACHINES = {62: "x86_64", 183: "aarch64"}  # e_machine
+
+
+def emulated(cpuinfo_text, machine, system_binary_machine):
+    """Whether this process runs under user-mode emulation: its architecture is not the CPU's
+    (/proc/cpuinfo's), or not the system's (that of /bin/sh; newer qemu-user fakes cpuinfo)."""
     x86_cpu = "vendor_id" in cpuinfo_text and " sse2" in cpuinfo_text
-    return x86_cpu != (machine in ("x86_64", "AMD64", "i686"))
+    return x86_cpu != (machine == "x86_64") or system_binary_machine not in (None, machine)
+
+
+def elf_machine(path):
+    """The architecture an ELF binary is built for (None if not one of ELF_MACHINES)."""
+    with open(path, "rb") as f:
+        header = f.read(20)
+    return ELF_MACHINES.get(int.from_bytes(header[18:20], "little")) if header[:4] == b"\x7fELF" else None
 
 
 def machine():
@@ -87,7 +104,7 @@ def schedule_of(function, device, candidate):
     return candidate
 
 
-def measure(function, bench_obj, device, candidates, repeats, max_error=None):
+def measure_candidates(function, bench_obj, device, candidates, repeats, max_error=None):
     """Per candidate: dict(error, ms, noise), or dict(invalid=why), e.g. an error over max_error
     (such a candidate is not timed)."""
     results, names = [], []
@@ -102,19 +119,18 @@ def measure(function, bench_obj, device, candidates, repeats, max_error=None):
         except (RuntimeError, posattn.Error) as e:
             results.append(dict(invalid=str(e)[:200]))
             names.append(None)
-    valid = [(r, n) for r, n in zip(results, names) if n]
-    for _, name in valid:  # warm-up
+    valid = [(r, n, []) for r, n in zip(results, names) if n]
+    for _, name, _ in valid:  # warm-up
         for r in range(2):
             bench_obj.run(r, bench.on(name, device))
-    times = {name: [] for _, name in valid}
     for r in range(repeats):  # interleaved: every candidate sees the same minute
-        for _, name in valid:
+        for _, name, times in valid:
             start = time.perf_counter()
             bench_obj.run(r, bench.on(name, device))
-            times[name].append(time.perf_counter() - start)
-    for result, name in valid:
-        median = statistics.median(times[name])
-        q1, q3 = np.percentile(times[name], [25, 75])
+            times.append(time.perf_counter() - start)
+    for result, _, times in valid:
+        median = statistics.median(times)
+        q1, q3 = np.percentile(times, [25, 75])
         result.update(ms=median * 1e3, noise=(q3 - q1) / median)
     return results
 
@@ -127,12 +143,12 @@ def main():
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--max-error", type=float, help="a candidate further from float64 is invalid")
     args = parser.parse_args()
-    if emulated(pathlib.Path("/proc/cpuinfo").read_text(), platform.machine()):
+    if emulated(pathlib.Path("/proc/cpuinfo").read_text(), platform.machine(), elf_machine("/bin/sh")):
         raise SystemExit(f"measure: this {platform.machine()} process runs on another architecture's CPU "
                          "(user-mode emulation): its timings mean nothing")
     posattn.set_num_threads(bench.THREADS)
     (_, bench_obj), = benches_of([args.function])
-    results = measure(args.function, bench_obj, args.device, args.candidates, args.repeats, args.max_error)
+    results = measure_candidates(args.function, bench_obj, args.device, args.candidates, args.repeats, args.max_error)
     print(json.dumps(dict(machine=machine(), device=args.device, shape_class=bench_obj.name, results=results)))
 
 

@@ -49,19 +49,20 @@ BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tune"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
-from measure import benches_of, machine, measure  # noqa: E402
+from measure import benches_of, machine, measure_candidates  # noqa: E402
 
 # Which schedule (schedules/<family>/<kind>.h) each generator uses.
 SCHEDULE_KIND = {"sinusoidal": "encoding", "learned": "encoding", "simple_encoding": "encoding",
                  "complex_order": "encoding", "alibi_bias": "encoding", "rope": "rope",
                  "floater_step": "floater", "linear": "linear", "attention": "attention"}
 FEATURES = "user_context-large_buffers-no_runtime"
-# The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>: the first of each).
-GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_86", "opencl": "x86-64-linux-opencl-cl_doubles",
+# The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>); CUDA's lowest capability,
+# which runs on every newer GPU too (another: --target).
+GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
                "vulkan": "x86-64-linux-vulkan-vk_int64-vk_float64"}
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
 AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
-                  "gpu": ("Anderson2021",)}
+                  "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
 
 
 def host_target():
@@ -114,7 +115,7 @@ class Compiler:
     def __init__(self, function, target, workdir):
         import halide
         entry = manifest()[function]
-        self.function, self.generator, self.params = function, entry["generator"], entry["params"]
+        self.generator, self.params = entry["generator"], entry["params"]
         self.target, self.workdir, self.count = target, pathlib.Path(workdir), 0
         self.halide_lib = pathlib.Path(halide.install_dir()) / "lib64"
         arm = target.startswith("arm-64")
@@ -144,6 +145,11 @@ class Compiler:
         return f"{library}:{symbol}"
 
 
+class RunnerError(RuntimeError):
+    """A runner call that failed (the candidate crashed the measuring process, or the connection
+    broke): the trial is recorded as invalid, and the search goes on."""
+
+
 class Runner:
     """Where candidates are measured: in this process (runner None), or by a command that runs
     tune/measure.py on a machine of the target; measure(candidates) -> (machine, results)."""
@@ -151,25 +157,31 @@ class Runner:
         self.function, self.bench_obj, self.device, self.repeats = function, bench_obj, device, repeats
         self.command = shlex.split(command) if command else None
 
-    def measure(self, candidates, max_error=None, repeats=None):
-        repeats = repeats or self.repeats
+    def measure(self, candidates, max_error=None):
         if not self.command:
-            return machine(), measure(self.function, self.bench_obj, self.device, candidates, repeats, max_error)
-        args = [*self.command, self.function, *candidates, "--device", self.device, "--repeats", str(repeats)]
+            return machine(), measure_candidates(self.function, self.bench_obj, self.device, candidates,
+                                                 self.repeats, max_error)
+        args = [*self.command, self.function, *candidates, "--device", self.device, "--repeats", str(self.repeats)]
         if max_error is not None:
             args += ["--max-error", repr(max_error)]
-        run = subprocess.run(args, capture_output=True, text=True)
+        try:
+            run = subprocess.run(args, capture_output=True, text=True)
+        except OSError as e:
+            raise SystemExit(f"tune: cannot run the runner {self.command[0]}: {e}") from None
         lines = run.stdout.strip().splitlines()
         if run.returncode or not lines:
-            raise SystemExit(f"tune: the runner failed ({' '.join(args[:len(self.command)])}): "
-                             f"{(run.stderr.strip().splitlines() or ['no output'])[-1]}")
+            raise RunnerError(f"the runner failed (exit {run.returncode}): "
+                              f"{(run.stderr.strip().splitlines() or ['no output'])[-1]}")
         reply = json.loads(lines[-1])
         return reply["machine"], reply["results"]
 
     def ratio(self, incumbent, candidate, max_error=None):
-        """The candidate's time over the incumbent's, measured together; its result; the machine."""
-        where, (first, second) = self.measure([incumbent, candidate], max_error)
-        return (second["ms"] / first["ms"] if "ms" in second else None), second, where
+        """The candidate's time over the incumbent's, measured together (None unless both were
+        timed); the candidate's result."""
+        _, (first, second) = self.measure([incumbent, candidate], max_error)
+        if "ms" not in first:
+            raise RunnerError(f"the incumbent failed this time: {first['invalid']}")
+        return (second["ms"] / first["ms"] if "ms" in second else None), second
 
 
 class Progress:
@@ -190,9 +202,10 @@ class Progress:
 
 
 def family_of(target, device):
-    """The records file and search space of a tuning run: x86, arm, or a GPU API."""
+    """The records file and search space of a tuning run: x86, arm, or a GPU API (Vulkan's
+    defaults differ: its attention tile)."""
     if device != "cpu":
-        return device, "gpu"
+        return device, "vulkan" if device == "vulkan" else "gpu"
     return ("arm", "arm") if target.startswith("arm-64") else ("x86", "x86")
 
 
@@ -207,15 +220,15 @@ def tune(function, bench_obj, args):
     space = Space(search_space(space_family, kind))
     rng = np.random.default_rng(args.seed)
     records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
-    previous = [r for r in (json.loads(l) for l in records_path.read_text().splitlines() if l.strip())
-                if r["kernel"] == function and r["target"] == target and r["shape_class"] == bench_obj.name] \
-        if records_path.exists() else []
     compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
     runner = Runner(function, bench_obj, args.device, args.repeats, args.runner)
 
     # The incumbent: the defaults, or the best earlier record (tuning resumes from the records).
     default = compiler.build(space.defaults())
-    where, (measured,) = runner.measure([default])
+    try:
+        where, (measured,) = runner.measure([default])
+    except RunnerError as e:
+        raise SystemExit(f"tune: {e}") from None
     if "ms" not in measured:
         raise SystemExit(f"tune: {function}'s default schedule fails on {args.device}: {measured['invalid']}")
     default_s, max_error = measured["ms"] / 1e3, max(2 * measured["error"], 1e-6)
@@ -223,11 +236,15 @@ def tune(function, bench_obj, args):
                   halide=importlib.metadata.version("halide"), machine=where, runner=args.runner,
                   date=datetime.date.today().isoformat(), seed=args.seed)
     best = dict(params=space.defaults(), candidate=default, seconds=default_s)
+    # Earlier summaries of this kernel, target, shape class and machine (records are per machine).
+    previous = [r for r in (json.loads(l) for l in records_path.read_text().splitlines() if l.strip())
+                if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
+                (function, target, bench_obj.name, where)] if records_path.exists() else []
     if previous:
         earlier = min(previous, key=lambda r: r["ratio_to_default"])
         try:
             candidate = compiler.build(earlier["params"])
-            ratio, _, _ = runner.ratio(default, candidate, max_error)
+            ratio, _ = runner.ratio(default, candidate, max_error)
             if ratio is not None and ratio < 1:
                 best = dict(params=earlier["params"], candidate=candidate, seconds=default_s * ratio)
         except RuntimeError:
@@ -239,16 +256,22 @@ def tune(function, bench_obj, args):
         try:  # the build's own baseline where it has one (same target, this machine), else compiled
             name = scheduler.lower() if scheduler.lower() in built and not args.runner else compiler.build(
                 autoscheduler=scheduler, timeout=args.baseline_timeout)
-            ratio, result, _ = runner.ratio(default, name)
+            ratio, result = runner.ratio(default, name)
             if ratio is None:
                 raise RuntimeError(result["invalid"])
             baselines[scheduler] = dict(ms=default_s * ratio * 1e3, noise=result["noise"])
         except Exception as e:  # reported, never hidden: some autoschedulers fail on some graphs
             baselines[scheduler] = dict(error=str(e).splitlines()[0][:200])
 
+    records_path.parent.mkdir(parents=True, exist_ok=True)
+    log = records_path.open("a")  # each record as soon as it is made: a stopped run keeps its trials
+
+    def record_it(r):
+        log.write(json.dumps(r) + "\n")
+        log.flush()
+
     progress = Progress(args.trials, args.minutes * 60)
     seen, tried = {text(best["params"]), text(space.defaults())}, 0
-    records = []
     while not progress.done(tried):
         params = space.sample(rng) if tried < args.random else space.mutate(best["params"], rng)
         if text(params) in seen:
@@ -261,17 +284,17 @@ def tune(function, bench_obj, args):
         try:
             candidate = compiler.build(params)
             # measured beside the incumbent, so its time is the same minute's ratio to it
-            ratio, result, _ = runner.ratio(best["candidate"], candidate, max_error)
+            ratio, result = runner.ratio(best["candidate"], candidate, max_error)
             if ratio is None:
                 raise RuntimeError(result["invalid"])
         except RuntimeError as e:
             record["invalid"] = str(e)[:200]
-            records.append(record)
+            record_it(record)
             progress.show(tried, best["seconds"] * 1e3, default_s * 1e3, "invalid")
             continue
         candidate_s = best["seconds"] * ratio
         record.update(ms=candidate_s * 1e3, noise=result["noise"], ratio_to_default=candidate_s / default_s)
-        records.append(record)
+        record_it(record)
         if candidate_s < best["seconds"]:
             best = dict(params=params, candidate=candidate, seconds=candidate_s)
         history.append(dict(trial=tried, best_ms=best["seconds"] * 1e3))
@@ -279,13 +302,13 @@ def tune(function, bench_obj, args):
     sys.stderr.write("\n")
 
     # The best is re-measured against the defaults, three times; the median ratio is what is recorded.
-    best_ratio = statistics.median(runner.ratio(default, best["candidate"])[0] for _ in range(3))
-    summary = dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
-                   best=True, baselines=baselines, history=history, trials=tried)
-    records_path.parent.mkdir(parents=True, exist_ok=True)
-    with records_path.open("a") as f:
-        for r in records + [summary]:
-            f.write(json.dumps(r) + "\n")
+    ratios = [runner.ratio(default, best["candidate"])[0] for _ in range(3)]
+    if None in ratios:
+        raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
+    best_ratio = statistics.median(ratios)
+    record_it(dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
+                   best=True, baselines=baselines, history=history, trials=tried))
+    log.close()
     print(json.dumps(dict(kernel=function, best=best["params"], ratio_to_default=round(best_ratio, 3),
                           baselines={k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()})))
 
