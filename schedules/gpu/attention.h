@@ -12,6 +12,7 @@
 
 #include "Halide.h"
 #include "generators/attention.h"
+#include "schedules/gpu/unrolled_sum.h"
 
 namespace posattn::gpu {
 
@@ -48,22 +49,14 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // Only the running state and, per key block, the logits and probabilities are shared: 3·D + 2·key_block
     // floats per row. A thread reads its q row where it uses it, and accumulates each channel of
     // the block's p·v in a register.
-    // The loops over a block's keys are unrolled and those over channels by 8, which cuts the loop
-    // iterations a thread runs to ~5·D + 64 per key block: lavapipe (llvmpipe's gallivm) ends a
-    // shader invocation after 65,535 loop iterations in all (LP_MAX_TGSI_LOOP_ITERATIONS), and
-    // unrolled, q·k of D = 64 over 2048 keys stays well inside that.
-    RVar channel = st.channels.x, co("co"), ci("ci");
+    // The loops over a block's keys are unrolled and those over channels by 8 (unrolled_sum.h),
+    // which cuts the loop iterations a thread runs to ~5·D + 64 per key block.
     st.state.compute_at(out, t).gpu_threads(i);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
     st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
     st.score.compute_at(st.logit, jj);
-    for (int u = 0; u < st.score.num_update_definitions(); u++) {  // q·k, then any relative terms
-        Stage score = st.score.update(u);
-        score.split(channel, co, ci, 8, TailStrategy::GuardWithIf).unroll(ci);
-        // Partitioned, the tail's guards (`D % 8 >= 3`, ...) become bool kernel arguments, which
-        // SPIR-V cannot take; unpartitioned, each guard depends on co and stays in the kernel.
-        if (vulkan) score.never_partition(co);
-    }
+    for (int u = 0; u < st.score.num_update_definitions(); u++)  // q·k, then any relative terms
+        unroll_sum(st.score.update(u), st.channels.x, vulkan);
     st.block_max.compute_at(st.state, rb).gpu_threads(i);
     st.prob.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
     st.block_sum.compute_at(st.state, rb).gpu_threads(i);

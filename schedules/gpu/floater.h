@@ -4,12 +4,14 @@
 // row's dot product accumulated in its thread's register. One launch per step, and no
 // intermediate in device memory: with one kernel per stage (the first version), Halide 21's
 // Vulkan allocator reused freed regions with stale, smaller buffers (fixed upstream after the
-// release, PR #9224) and lavapipe read wrong stages. Shared memory: 4·(hidden + ~(2·stages + 1)·d)
-// bytes. Not timed on a GPU yet (none here).
+// release, PR #9224) and lavapipe read wrong stages. Shared memory grows with d and hidden:
+// rk4 at d = hidden = 2048 asks 40,960 bytes (over lavapipe's 32 KiB: Halide's error says so).
+// Not timed on a GPU yet (none here).
 #pragma once
 
 #include "Halide.h"
 #include "schedules/cpu/floater.h"  // FloaterStage
+#include "schedules/gpu/unrolled_sum.h"
 
 namespace posattn::gpu {
 
@@ -39,16 +41,12 @@ inline void schedule_floater_step(Halide::Func y_next, const std::vector<Floater
         return ri;
     };
     // Each product is stored through a wrapper and accumulated in a register by its thread, its sum
-    // unrolled by 8: lavapipe ends an invocation after 65,535 loop iterations in all, and a step
-    // is ~stages·(⌈hidden/row_threads⌉·d + ⌈d/row_threads⌉·hidden) sums' terms (rk4 at
-    // d = hidden = 1024: 131,072 rolled). On Vulkan the sum's tail is not partitioned: its guards
-    // would become bool kernel arguments, which SPIR-V cannot take (see attention.h).
+    // unrolled by 8 (unrolled_sum.h): a step is ~stages·(⌈hidden/row_threads⌉·d +
+    // ⌈d/row_threads⌉·hidden) terms per thread (rk4 at d = hidden = 1024: 131,072 rolled).
     auto product = [&](Func f) {
         Func stored = f.in();
         f.compute_at(stored, rows(stored));
-        RVar term(f.update().get_schedule().rvars()[0].var), to("to"), ti("ti");
-        f.update().split(term, to, ti, 8, TailStrategy::GuardWithIf).unroll(ti);
-        if (vulkan) f.update().never_partition(to);
+        unroll_sum(f.update(), RVar(f.update().get_schedule().rvars()[0].var), vulkan);
     };
     for (FloaterStage s : stages) {
         rows(s.state);
