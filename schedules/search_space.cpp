@@ -1,15 +1,23 @@
-// Prints every schedule's search space as JSON, {family: {kind: [{name, default, choices}]}}: the
-// fields of each params struct (schedules/cpu/, schedules/gpu/) with the family's default and the
-// choices the struct declares. Read by the tuner (tune/tune.py).
+// Every schedule's search space, for the tuner (tune/tune.py).
+//   posattn_search_space                          prints {family: {kind: [{name, default, choices}]}}:
+//                                                 each params struct's fields (schedules/cpu/,
+//                                                 schedules/gpu/) with the family's default and the
+//                                                 choices the struct declares, as JSON;
+//   posattn_search_space --check FAMILY KIND P    prints why params P (name:value,...) break the
+//                                                 struct's constraints (exit status 1), nothing when
+//                                                 they hold: the same check a build makes.
 #include <iostream>
 
 #include "schedules/attention.h"
 #include "schedules/encodings.h"
 #include "schedules/floater.h"
 #include "schedules/linear.h"
+#include "schedules/params.h"
 #include "schedules/rope.h"
 
 namespace {
+
+using namespace posattn;
 
 template <typename Params>
 std::string space(Params defaults) {
@@ -23,27 +31,60 @@ std::string space(Params defaults) {
     return json + "]";
 }
 
-template <typename A, typename E, typename F, typename L, typename R>
-std::string family(A attention, E encoding, F floater, L linear, R rope) {
-    return "{\"attention\": " + space(attention) + ", \"encoding\": " + space(encoding) + ", \"floater\": " +
-           space(floater) + ", \"linear\": " + space(linear) + ", \"rope\": " + space(rope) + "}";
+// visit(family, kind, defaults) for every schedule of every family.
+template <typename Visit>
+void each_schedule(Visit &&visit) {
+    auto family = [&](const char *name, auto attention, auto encoding, auto floater, auto linear, auto rope) {
+        visit(name, "attention", attention);
+        visit(name, "encoding", encoding);
+        visit(name, "floater", floater);
+        visit(name, "linear", linear);
+        visit(name, "rope", rope);
+    };
+    family("x86", x86::attention_defaults(), x86::encoding_defaults(), x86::floater_defaults(),
+           x86::linear_defaults(), x86::rope_defaults());
+    family("arm", arm::attention_defaults(), arm::encoding_defaults(), arm::floater_defaults(),
+           arm::linear_defaults(), arm::rope_defaults());
+    family("gpu", gpu::attention_defaults(), gpu::encoding_defaults(), gpu::floater_defaults(),
+           gpu::linear_defaults(), gpu::rope_defaults());
+    // The GPU schedules with Vulkan's own attention tile.
+    family("vulkan", gpu::attention_defaults(/*vulkan=*/true), gpu::encoding_defaults(), gpu::floater_defaults(),
+           gpu::linear_defaults(), gpu::rope_defaults());
 }
 
 }  // namespace
 
-int main() {
-    using namespace posattn;
-    std::cout << "{\"x86\": "
-              << family(x86::attention_defaults(), x86::encoding_defaults(), x86::floater_defaults(),
-                        x86::linear_defaults(), x86::rope_defaults())
-              << ",\n \"arm\": "
-              << family(arm::attention_defaults(), arm::encoding_defaults(), arm::floater_defaults(),
-                        arm::linear_defaults(), arm::rope_defaults())
-              << ",\n \"gpu\": "
-              << family(gpu::attention_defaults(), gpu::encoding_defaults(), gpu::floater_defaults(),
-                        gpu::linear_defaults(), gpu::rope_defaults())
-              << ",\n \"vulkan\": "  // the GPU schedules with Vulkan's own attention tile
-              << family(gpu::attention_defaults(/*vulkan=*/true), gpu::encoding_defaults(), gpu::floater_defaults(),
-                        gpu::linear_defaults(), gpu::rope_defaults())
-              << "}\n";
+int main(int argc, char **argv) {
+    if (argc == 5 && std::string(argv[1]) == "--check") {
+        bool found = false;
+        std::string why;
+        each_schedule([&](const std::string &family, const std::string &kind, auto defaults) {
+            if (family != argv[2] || kind != argv[3]) return;
+            found = true;
+            try {
+                parse_schedule_params(argv[4], defaults);
+            } catch (const Halide::CompileError &e) {
+                why = e.what();
+            }
+        });
+        if (!found) why = std::string("no schedule '") + argv[3] + "' in family '" + argv[2] + "'";
+        if (!why.empty()) std::cout << why << "\n";
+        return why.empty() ? 0 : 1;
+    }
+    if (argc != 1) {
+        std::cerr << "usage: posattn_search_space [--check FAMILY KIND name:value,...]\n";
+        return 2;
+    }
+    std::string json, family_open;
+    each_schedule([&](const std::string &family, const std::string &kind, auto defaults) {
+        if (family != family_open) {
+            json += json.empty() ? "{" : "},\n ";
+            json += "\"" + family + "\": {";
+            family_open = family;
+        } else {
+            json += ", ";
+        }
+        json += "\"" + kind + "\": " + space(defaults);
+    });
+    std::cout << json << "}}\n";
 }

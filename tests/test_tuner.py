@@ -74,8 +74,28 @@ def test_constraint_violation_is_rejected_at_compile_time(tune, tmp_path):
         compiler.build(dict(tune.Space(spaces()["x86"]["attention"]).defaults(), query_tile=24, vector_width=16))
 
 
+def test_search_draws_only_params_meeting_the_constraints(tune):
+    why_invalid = tune.constraints("x86", "attention")
+    space = tune.Space(spaces()["x86"]["attention"], why_invalid)
+    assert "query_tile must be a multiple of vector_width" in why_invalid(dict(space.defaults(), query_tile=24,
+                                                                                 vector_width=16))
+    assert why_invalid(space.defaults()) == ""
+    assert "no schedule 'nonesuch' in family 'x86'" in tune.constraints("x86", "nonesuch")({})
+    rng = np.random.default_rng(3)
+    draws = [space.sample(rng) for _ in range(20)]
+    draws += [space.mutate(p, rng) for p in draws]
+    for p in draws:  # AttentionParams::invalid(), restated
+        assert p["query_tile"] % p["vector_width"] == 0 and p["query_tile"] % p["value_rows"] == 0, p
+        assert p["key_block"] % p["score_keys"] == 0, p
+    # (unconstrained, about a third of the attention space breaks one of them)
+    unconstrained = tune.Space(spaces()["x86"]["attention"])
+    assert any(why_invalid(unconstrained.sample(rng)) for _ in range(40))
+    with pytest.raises(RuntimeError, match="no params meeting the schedule's constraints"):
+        tune.Space(spaces()["x86"]["attention"], lambda params: "never").sample(rng)
+
+
 def test_search_is_reproducible_from_its_seed(tune):
-    space = tune.Space(spaces()["x86"]["attention"])
+    space = tune.Space(spaces()["x86"]["attention"], tune.constraints("x86", "attention"))
     draws = [[space.mutate(space.sample(rng), rng) for _ in range(5)] for rng in
              (np.random.default_rng(7), np.random.default_rng(7))]
     assert draws[0] == draws[1]

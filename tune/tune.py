@@ -5,9 +5,10 @@ which the AOT build reads (the best record per kernel and shape class; defaults 
     PYTHONPATH=build/python .venv/bin/python tune/tune.py posattn_attn_plain_f32 --minutes 10 --seed 1
 
 The search space is the schedule's own declaration (each params field's choices in
-schedules/cpu/*.h, printed by build/posattn_search_space). Candidates: the defaults first, then
-random samples, then mutations of the best so far (one or two fields moved to a neighbouring
-choice); the same seed gives the same candidates. Each candidate is compiled by the project's
+schedules/cpu/*.h, printed by build/posattn_search_space, which also checks the constraints between
+them). Candidates: the defaults first, then random samples, then mutations of the best so far (one
+or two fields moved to a neighbouring choice), each drawn again until it meets the constraints;
+the same seed gives the same candidates. Each candidate is compiled by the project's
 generator into a shared library, then measured by tune/measure.py's measure(): loaded into the
 runtime (posattn.load_kernel), checked against the float64 reference on the benchmark's small
 odd-sized inputs (a candidate that does not compile or is wrong is recorded as invalid, with the
@@ -85,24 +86,47 @@ def search_space(family, kind):
     return spaces[family][kind]
 
 
+def constraints(family, kind):
+    """The schedule's own check of its params' constraints (posattn_search_space --check, the check
+    a build makes): params -> why they break them, '' when they hold."""
+    def why_invalid(params):
+        return subprocess.run([str(BUILD / "posattn_search_space"), "--check", family, kind, text(params)],
+                              capture_output=True, text=True).stdout.strip()
+    return why_invalid
+
+
 class Space:
-    """The fields of one params struct: name → (default, choices)."""
-    def __init__(self, fields):
+    """The fields of one params struct: name → (default, choices); samples and mutations are drawn
+    again until they meet the struct's constraints (why_invalid), so no trial is spent on them."""
+    DRAWS = 1000
+
+    def __init__(self, fields, why_invalid=lambda params: ""):
         self.fields = {f["name"]: (f["default"], f["choices"]) for f in fields}
+        self.why_invalid = why_invalid
 
     def defaults(self):
         return {name: d for name, (d, _) in self.fields.items()}
 
     def sample(self, rng):
-        return {name: int(rng.choice(choices)) for name, (_, choices) in self.fields.items()}
+        return self._valid(lambda: {name: int(rng.choice(choices)) for name, (_, choices) in self.fields.items()})
 
     def mutate(self, params, rng):
-        child = dict(params)
-        for name in rng.choice(list(self.fields), size=min(len(self.fields), int(rng.integers(1, 3))), replace=False):
-            choices = self.fields[name][1]
-            at = choices.index(child[name]) if child[name] in choices else len(choices) // 2
-            child[name] = choices[int(np.clip(at + rng.choice([-1, 1]), 0, len(choices) - 1))]
-        return child
+        def child():
+            moved = dict(params)
+            for name in rng.choice(list(self.fields), size=min(len(self.fields), int(rng.integers(1, 3))),
+                                   replace=False):
+                choices = self.fields[name][1]
+                at = choices.index(moved[name]) if moved[name] in choices else len(choices) // 2
+                moved[name] = choices[int(np.clip(at + rng.choice([-1, 1]), 0, len(choices) - 1))]
+            return moved
+        return self._valid(child)
+
+    def _valid(self, draw):
+        for _ in range(self.DRAWS):
+            params = draw()
+            if not self.why_invalid(params):
+                return params
+        raise RuntimeError(f"no params meeting the schedule's constraints in {self.DRAWS} draws")
 
 
 def text(params):
@@ -217,7 +241,7 @@ def tune(function, bench_obj, args):
                          "command that runs tune/measure.py on a machine of that target")
     entry = manifest()[function]
     kind = SCHEDULE_KIND[entry["generator"]]
-    space = Space(search_space(space_family, kind))
+    space = Space(search_space(space_family, kind), constraints(space_family, kind))
     rng = np.random.default_rng(args.seed)
     records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
     compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
@@ -264,51 +288,49 @@ def tune(function, bench_obj, args):
             baselines[scheduler] = dict(error=str(e).splitlines()[0][:200])
 
     records_path.parent.mkdir(parents=True, exist_ok=True)
-    log = records_path.open("a")  # each record as soon as it is made: a stopped run keeps its trials
+    with records_path.open("a") as log:  # each record as soon as it is made: a stopped run keeps its trials
+        def record_it(r):
+            log.write(json.dumps(r) + "\n")
+            log.flush()
 
-    def record_it(r):
-        log.write(json.dumps(r) + "\n")
-        log.flush()
-
-    progress = Progress(args.trials, args.minutes * 60)
-    seen, tried = {text(best["params"]), text(space.defaults())}, 0
-    while not progress.done(tried):
-        params = space.sample(rng) if tried < args.random else space.mutate(best["params"], rng)
-        if text(params) in seen:
-            params = space.sample(rng)
+        progress = Progress(args.trials, args.minutes * 60)
+        seen, tried = {text(best["params"]), text(space.defaults())}, 0
+        while not progress.done(tried):
+            params = space.sample(rng) if tried < args.random else space.mutate(best["params"], rng)
             if text(params) in seen:
+                params = space.sample(rng)
+                if text(params) in seen:
+                    continue
+            seen.add(text(params))
+            tried += 1
+            record = dict(common, trial=tried, params=params)
+            try:
+                candidate = compiler.build(params)
+                # measured beside the incumbent, so its time is the same minute's ratio to it
+                ratio, result = runner.ratio(best["candidate"], candidate, max_error)
+                if ratio is None:
+                    raise RuntimeError(result["invalid"])
+            except RuntimeError as e:
+                record["invalid"] = str(e)[:200]
+                record_it(record)
+                progress.show(tried, best["seconds"] * 1e3, default_s * 1e3, "invalid")
                 continue
-        seen.add(text(params))
-        tried += 1
-        record = dict(common, trial=tried, params=params)
-        try:
-            candidate = compiler.build(params)
-            # measured beside the incumbent, so its time is the same minute's ratio to it
-            ratio, result = runner.ratio(best["candidate"], candidate, max_error)
-            if ratio is None:
-                raise RuntimeError(result["invalid"])
-        except RuntimeError as e:
-            record["invalid"] = str(e)[:200]
+            candidate_s = best["seconds"] * ratio
+            record.update(ms=candidate_s * 1e3, noise=result["noise"], ratio_to_default=candidate_s / default_s)
             record_it(record)
-            progress.show(tried, best["seconds"] * 1e3, default_s * 1e3, "invalid")
-            continue
-        candidate_s = best["seconds"] * ratio
-        record.update(ms=candidate_s * 1e3, noise=result["noise"], ratio_to_default=candidate_s / default_s)
-        record_it(record)
-        if candidate_s < best["seconds"]:
-            best = dict(params=params, candidate=candidate, seconds=candidate_s)
-        history.append(dict(trial=tried, best_ms=best["seconds"] * 1e3))
-        progress.show(tried, best["seconds"] * 1e3, default_s * 1e3)
-    sys.stderr.write("\n")
+            if candidate_s < best["seconds"]:
+                best = dict(params=params, candidate=candidate, seconds=candidate_s)
+            history.append(dict(trial=tried, best_ms=best["seconds"] * 1e3))
+            progress.show(tried, best["seconds"] * 1e3, default_s * 1e3)
+        sys.stderr.write("\n")
 
-    # The best is re-measured against the defaults, three times; the median ratio is what is recorded.
-    ratios = [runner.ratio(default, best["candidate"])[0] for _ in range(3)]
-    if None in ratios:
-        raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
-    best_ratio = statistics.median(ratios)
-    record_it(dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
-                   best=True, baselines=baselines, history=history, trials=tried))
-    log.close()
+        # The best is re-measured against the defaults, three times; the median ratio is what is recorded.
+        ratios = [runner.ratio(default, best["candidate"])[0] for _ in range(3)]
+        if None in ratios:
+            raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
+        best_ratio = statistics.median(ratios)
+        record_it(dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
+                       best=True, baselines=baselines, history=history, trials=tried))
     print(json.dumps(dict(kernel=function, best=best["params"], ratio_to_default=round(best_ratio, 3),
                           baselines={k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()})))
 
