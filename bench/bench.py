@@ -204,24 +204,34 @@ def rope_benches(rng):
     small = rng.standard_normal((1, 4, 64, D), dtype=np.float32)
     small_p = rng.integers(0, 10**5, size=64).astype(np.int32)
 
-    def eager(x, scaling):  # HF: cos/sin of cat(freqs, freqs), then x·cos + rotate_half(x)·sin
-        inv, af = posattn.rope_frequencies(D, scaling=scaling)
+    def eager(x, scaling, r=D):  # HF: cos/sin of cat(freqs, freqs), then x·cos + rotate_half(x)·sin
+        inv, af = posattn.rope_frequencies(r, scaling=scaling)
         freqs = positions[:, None].astype(np.float32) * inv.astype(np.float32)
         emb = np.concatenate([freqs, freqs], axis=-1)
         cos, sin = np.cos(emb) * np.float32(af), np.sin(emb) * np.float32(af)
-        rotated = np.concatenate([-x[..., D // 2:], x[..., :D // 2]], axis=-1)
-        return x * cos + rotated * sin
+        rotary = x[..., :r]  # partial rotary (GPT-NeoX): the rest of the channels pass through
+        rotated = np.concatenate([-rotary[..., r // 2:], rotary[..., :r // 2]], axis=-1)
+        out = rotary * cos + rotated * sin
+        return out if r == D else np.concatenate([out, x[..., r:]], axis=-1)
 
     def verify(s, scaling):
         inv, af = reference.rope_inv_freq(D, scaling=scaling, seq_len=int(small_p.max()) + 1)
         return float(np.abs(posattn.rope(small, small_p, scaling=scaling, **s)
                             - reference.rope(small, small_p, inv, af)).max())
 
+    def verify_partial(s):
+        inv, af = reference.rope_inv_freq(D // 2, seq_len=int(small_p.max()) + 1)
+        return float(np.abs(posattn.rope(small, small_p, rotary_dim=D // 2, **s)
+                            - reference.rope(small, small_p, inv, af, rotary_dim=D // 2)).max())
+
     return [Bench(f"posattn_rope_f32{'[yarn]' if scaling else ''}", 8 * B * H * L * D, "GB/s",
                   lambda r, s, scaling=scaling: posattn.rope(xs[r % 2], positions, scaling=scaling, out=out, **s),
                   lambda r, scaling=scaling: eager(xs[r % 2], scaling),
                   lambda s, scaling=scaling: verify(s, scaling))
-            for scaling in (None, yarn)]
+            for scaling in (None, yarn)] + [
+        Bench("posattn_rope_partial_f32", 8 * B * H * L * D, "GB/s",
+              lambda r, s: posattn.rope(xs[r % 2], positions, rotary_dim=D // 2, out=out, **s),
+              lambda r: eager(xs[r % 2], None, D // 2), verify_partial)]
 
 
 def complex_order_benches(rng):
@@ -253,40 +263,51 @@ def complex_order_benches(rng):
             for p in (None, phase)]
 
 
-def floater_table(rng, repeats):
-    """FLOATER is sequential in time: time per position for the paper's encoder setting (d = hidden =
-    512, 6 initial values = q/k/v × 2 layers, 5 rk4_38 steps per position), against the same
-    integrator in NumPy (float32 matrix products on OpenBLAS), and its matvec GFLOP/s."""
-    d, batch, N = 512, 6, 64
+FLOATER_STAGES = {"rk4_38": 4, "rk4": 4, "midpoint": 2, "euler": 1}
+
+
+def floater_benches(rng):
+    """FLOATER is sequential in time: the paper's encoder setting (d = hidden = 512, 6 initial values =
+    q/k/v × 2 layers, 5 steps per position, 64 positions) with each integrator, against the same
+    integrator in NumPy (float32 matrix products on OpenBLAS). GFLOP/s count the two matrix
+    products of every stage; floater_line() reports the time per position."""
+    d, batch, N, substeps = 512, 6, 64, 5
     p0 = rng.standard_normal((batch, d)).astype(np.float32)
     W1, b1 = (rng.standard_normal((d, d + 1)) / np.sqrt(d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
     W2, b2 = (rng.standard_normal((d, d + 1)) / np.sqrt(d)).astype(np.float32), rng.standard_normal(d).astype(np.float32)
+    out = np.empty((batch, N, d), np.float32)
+    small = [a[:2, :37] for a in (p0,)] + [rng.standard_normal((70, 38)).astype(np.float32) / 6,
+                                            rng.standard_normal(70).astype(np.float32),
+                                            rng.standard_normal((37, 71)).astype(np.float32) / 8,
+                                            rng.standard_normal(37).astype(np.float32)]
 
-    def numpy_floater(steps=5, dt=0.01):
-        def field(t, p):
-            hidden = np.maximum(p @ W1[:, :d].T + W1[:, d] * np.float32(t) + b1, 0)
-            return hidden @ W2[:, :d].T + W2[:, d] * np.float32(t) + b2
-        y, h, out = p0.copy(), np.float32(dt / steps), [p0]
+    def field(t, p):  # float32, as a framework's eager code runs it
+        hidden = np.maximum(p @ W1[:, :d].T + W1[:, d] * np.float32(t) + b1, 0)
+        return hidden @ W2[:, :d].T + W2[:, d] * np.float32(t) + b2
+
+    def eager(method):
+        y, h, rows = p0, np.float32(0.01 / substeps), [p0]
         for n in range(1, N):
-            for s in range(steps):
-                t = ((n - 1) * steps + s) * h
-                k1 = field(t, y)
-                k2 = field(t + h / 3, y + h * k1 / 3)
-                k3 = field(t + 2 * h / 3, y + h * (k2 - k1 / 3))
-                k4 = field(t + h, y + h * (k1 - k2 + k3))
-                y = y + h * (k1 + 3 * k2 + 3 * k3 + k4) / 8
-            out.append(y)
-        return np.stack(out, 1)
+            for k in range(substeps):
+                y = reference.ode_step(field, method, ((n - 1) * substeps + k) * h, y, h)
+            rows.append(y)
+        return np.stack(rows, 1)
 
-    t_kernel = median_time(lambda r: posattn.floater(N, p0, W1, b1, W2, b2), repeats)
-    t_numpy = median_time(lambda r: numpy_floater(), max(3, repeats // 3), warmup=1)
-    error = float(np.abs(posattn.floater(N, p0, W1, b1, W2, b2) - reference.floater(N, p0, W1, b1, W2, b2)).max())
-    flops = 2 * 2 * d * (d + 1) * batch * 4 * 5 * (N - 1)  # two products per stage, 4 stages, 5 steps
-    print(f"\nFLOATER rk4_38, d = hidden = {d}, {batch} initial values, {N} positions: "
-          f"{t_kernel / (N - 1) * 1e6:.0f} µs per position ({flops / t_kernel / 1e9:.1f} GFLOP/s), "
-          f"{t_numpy / t_kernel:.1f}x NumPy, max err vs f64 {error:.1e}")
-    return dict(kernel="posattn_floater_step_rk4_38_f32.x86", us_per_position=t_kernel / (N - 1) * 1e6,
-                gflops=flops / t_kernel / 1e9, speedup_vs_numpy=t_numpy / t_kernel, max_error=error)
+    def verify(s, method):
+        return float(np.abs(posattn.floater(40, *small, method=method, **s)
+                            - reference.floater(40, *small, method=method)).max())
+
+    return [Bench(f"posattn_floater_step_{method}_f32", 2 * 2 * d * (d + 1) * batch * stages * substeps * (N - 1),
+                  "GFLOP/s",
+                  lambda r, s, method=method: posattn.floater(N, p0, W1, b1, W2, b2, substeps=substeps, method=method,
+                                                              out=out, **s),
+                  lambda r, method=method: eager(method), lambda s, method=method: verify(s, method))
+            for method, stages in FLOATER_STAGES.items()]
+
+
+def floater_line(row):
+    """The time per position of a FLOATER row of the table (64 positions: 63 integrated)."""
+    return f"{row['kernel']}: {row['time_ms'] * 1e3 / 63:.0f} µs per position"
 
 
 def alibi_benches(rng):
@@ -493,7 +514,7 @@ def agreement(bench, schedule):
 
 def all_benches(rng):
     return (encoding_benches(rng) + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
-            + linear_benches(rng) + attention_benches(rng))
+            + linear_benches(rng) + floater_benches(rng) + attention_benches(rng))
 
 
 def device_table(args, rng):
@@ -573,12 +594,14 @@ def main():
         print(f"| {row['kernel']} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | "
               f"{100 * ratio:.0f}% | {fill} | {row['speedup_vs_autoscheduler']:.2f}x ({autoscheduler}) | "
               f"{row['speedup_vs_numpy']:.1f}x | {row['autoscheduler_max_diff']:.1e} |", flush=True)
-    floater_row = floater_table(rng, args.repeats) if args.only in "posattn_floater" else None
+    for row in rows:
+        if row["kernel"].startswith("posattn_floater"):
+            print(floater_line(row))
     print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
           "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
           "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")
     if args.json:
-        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows, floater=floater_row),
+        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows),
                                         indent=2))
 
 

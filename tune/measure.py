@@ -35,11 +35,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 
 BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
-                bench.linear_benches, bench.attention_benches)
+                bench.linear_benches, bench.floater_benches, bench.attention_benches)
 # The group that holds each generator's benchmarks (tried first: building a group's inputs takes
 # GBs and seconds); the encodings' group holds the rest.
 GROUP_OF = {"complex_order": bench.complex_order_benches, "rope": bench.rope_benches,
-            "alibi_bias": bench.alibi_benches, "linear": bench.linear_benches, "attention": bench.attention_benches}
+            "alibi_bias": bench.alibi_benches, "linear": bench.linear_benches, "floater_step": bench.floater_benches,
+            "attention": bench.attention_benches}
 
 
 def bench_matches(function, name):

@@ -42,9 +42,9 @@ def main():
     args = parser.parse_args()
     rows = summaries(args.family)
 
-    print("| kernel (shape class) | trials | default ms | best found ms | best vs default | in the build | "
+    print("| kernel (shape class) | machine | trials | default ms | best found ms | best vs default | in the build | "
           + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | build vs best autoscheduler | best params |")
-    print("|" + "---|" * (8 + len(SCHEDULERS)))
+    print("|" + "---|" * (9 + len(SCHEDULERS)))
     for kernel, r in sorted(rows.items()):
         default = r["baselines"]["default"]["ms"]
         autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
@@ -52,7 +52,7 @@ def main():
         built_ms = r["ms"] if applied else default
         versus = f"{min(autos) / built_ms:.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        print(f"| {kernel} ({r['shape_class']}) | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
+        print(f"| {kernel} ({r['shape_class']}) | {r['machine'].split(',')[0]} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
               f"{default / r['ms']:.2f}x | {'tuned' if applied else 'defaults'} | "
               + " | ".join(baseline_text(r["baselines"].get(s, {"error": "-"})) for s in SCHEDULERS)
               + f" | {versus} | {params} |")

@@ -282,7 +282,7 @@ def complex_order_frequency_init(vocab, d, kind="translation"):
     raise ValueError(f"complex_order_frequency_init: unknown kind {kind!r}")
 
 
-def _ode_step(f, method, t, y, h):
+def ode_step(f, method, t, y, h):
     """One fixed step of size h from (t, y)."""
     if method == "euler":
         return y + h * f(t, y)
@@ -329,7 +329,7 @@ def floater(num_positions, p0, W1, b1, W2, b2, dt=0.01, substeps=5, method="rk4_
     for n in range(num_positions):
         if n:
             for k in range(substeps):
-                y = _ode_step(field, method, ((n - 1) * substeps + k) * h, y, h)
+                y = ode_step(field, method, ((n - 1) * substeps + k) * h, y, h)
         out[..., n, :] = y
     return out
 
