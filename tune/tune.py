@@ -90,8 +90,9 @@ def constraints(family, kind):
     """The schedule's own check of its params' constraints (posattn_search_space --check, the check
     a build makes): params -> why they break them, '' when they hold."""
     def why_invalid(params):
-        return subprocess.run([str(BUILD / "posattn_search_space"), "--check", family, kind, text(params)],
-                              capture_output=True, text=True).stdout.strip()
+        run = subprocess.run([str(BUILD / "posattn_search_space"), "--check", family, kind, text(params)],
+                             capture_output=True, text=True)
+        return "" if run.returncode == 0 else (run.stdout.strip() or f"the check failed ({run.stderr.strip()})")
     return why_invalid
 
 
