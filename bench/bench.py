@@ -7,8 +7,8 @@ Every kernel is timed alternately with its ceiling — compute-bound ones with a
 probe, memory-bound ones with a copy and a fill stream over buffers of the same size — and each
 ratio is the median of the per-pair ratios, so that this shared machine's drift (CPU steal,
 bandwidth) cancels. A kernel that reads and writes is held to the copy; one that only writes (a
-table) is also shown against the fill with its own store pattern, its real ceiling with ordinary
-stores.
+table) is also shown against the fill with its own store pattern. Both streams write with
+non-temporal stores, the machine's ceiling (as the store stage does for large outputs).
 
     make run     # short showcase (5 repeats)
     make bench   # more repeats, and writes build/bench.json
@@ -80,11 +80,17 @@ def peak_ratio(bench, repeats):
     return statistics.median(ratios), statistics.median(times)
 
 
+def aligned_zeros(elements, alignment=64):
+    spare = np.zeros(elements + alignment // 4, np.float32)
+    start = (-spare.ctypes.data % alignment) // 4
+    return spare[start:start + elements]
+
+
 class Streams:
     """Copy and fill streams over 256 MiB buffers of `row`-element rows, timed alternately with a kernel."""
     def __init__(self, elements, row):
         self.src = np.ones(elements, np.float32)
-        self.dst = np.zeros(elements, np.float32)
+        self.dst = aligned_zeros(elements)  # (the probes' non-temporal stores write whole aligned vectors)
         self.row = row
 
     def ratios(self, bench, repeats):

@@ -1,8 +1,9 @@
 // Machine probes for the benchmarks: this machine's FMA peak and its memory streams, measured with
 // the same thread count as the kernels, so that every kernel figure can be given as a ratio.
-// The streams use ordinary vector stores, like every Halide kernel (glibc's memcpy switches to
-// non-temporal stores for large sizes, which Halide cannot emit): a copy (read + write) and a
-// fill (write only; each store first reads its cache line, so a fill moves half a copy's bytes).
+// The streams write with non-temporal stores, as glibc's memcpy does for large sizes and as the
+// kernels' store stage does (runtime/src/streaming_store.cpp): a copy (read + write) and a fill
+// (write only). With ordinary stores each store first reads its line, which would cap a fill at
+// half of a copy's bytes moved.
 #include <immintrin.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -33,7 +34,7 @@ inline Vec splat(float x) { return _mm512_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
 inline float lane0(Vec a) { return _mm512_cvtss_f32(a); }
 inline Vec load(const float *p) { return _mm512_loadu_ps(p); }
-inline void store(float *p, Vec a) { _mm512_storeu_ps(p, a); }
+inline void stream(float *p, Vec a) { _mm512_stream_ps(p, a); }
 #else
 using Vec = __m256;
 constexpr int kLanes = 8;
@@ -41,7 +42,7 @@ inline Vec splat(float x) { return _mm256_set1_ps(x); }
 inline Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
 inline float lane0(Vec a) { return _mm256_cvtss_f32(a); }
 inline Vec load(const float *p) { return _mm256_loadu_ps(p); }
-inline void store(float *p, Vec a) { _mm256_storeu_ps(p, a); }
+inline void stream(float *p, Vec a) { _mm256_stream_ps(p, a); }
 #endif
 
 // Independent FMA chains, enough to cover the FMA latency × the number of FMA pipes.
@@ -81,14 +82,22 @@ double split_over_threads(size_t n, int threads, Body body) {
     });
 }
 
+// Non-temporal stores need whole vectors at aligned addresses (bench.py allocates so).
+float *aligned(Array &dst) {
+    if (reinterpret_cast<uintptr_t>(dst.data()) % sizeof(Vec))
+        throw std::invalid_argument("probes: the destination must be aligned to a vector");
+    return dst.mutable_data();
+}
+
 // One copy pass src → dst; returns seconds.
 double stream_copy(const Array &src, Array &dst, int threads) {
     if (src.size() != dst.size()) throw std::invalid_argument("stream_copy: src and dst sizes differ");
     const float *s = src.data();
-    float *d = dst.mutable_data();
+    float *d = aligned(dst);
     pybind11::gil_scoped_release release;
     return split_over_threads(size_t(src.size()), threads, [&](size_t b, size_t e) {
-        for (size_t i = b; i < e; i += kLanes) store(d + i, load(s + i));
+        for (size_t i = b; i < e; i += kLanes) stream(d + i, load(s + i));
+        _mm_sfence();
     });
 }
 
@@ -96,20 +105,22 @@ double stream_copy(const Array &src, Array &dst, int threads) {
 // With runs > 1, dst is rows of `row` elements, each written as `runs` equal runs a vector of each
 // in turn: the store pattern of a kernel that writes several parts of a row at once.
 double stream_fill(Array &dst, float value, int threads, int runs, size_t row) {
-    float *d = dst.mutable_data();
+    float *d = aligned(dst);
     size_t n = size_t(dst.size());
     if (runs < 1 || (runs > 1 && (row % (size_t(runs) * kLanes) || n % row)))
         throw std::invalid_argument("stream_fill: rows must split into `runs` runs of whole vectors");
     pybind11::gil_scoped_release release;
     if (runs == 1)
         return split_over_threads(n, threads, [&](size_t b, size_t e) {
-            for (size_t i = b; i < e; i += kLanes) store(d + i, splat(value));
+            for (size_t i = b; i < e; i += kLanes) stream(d + i, splat(value));
+            _mm_sfence();
         });
     size_t rows = n / row, run = row / size_t(runs);
     return timed_on_threads(threads, [&](int t) {
         for (size_t r = rows * t / threads; r < rows * (t + 1) / threads; r++)
             for (size_t j = 0; j < run; j += kLanes)
-                for (int k = 0; k < runs; k++) store(d + r * row + k * run + j, splat(value));
+                for (int k = 0; k < runs; k++) stream(d + r * row + k * run + j, splat(value));
+        _mm_sfence();
     });
 }
 

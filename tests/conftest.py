@@ -45,7 +45,8 @@ def manifest_functions():
 
 
 # This leg's coverage (kernel × backend outcomes of the harness), written to <build>/harness.json
-# for scripts/coverage.py, which prints the matrix over every backend's leg.
+# (or POSATTN_COVERAGE) for scripts/coverage.py, which prints the matrix over every backend's leg.
+COVERAGE_FILE = pathlib.Path(os.environ.get("POSATTN_COVERAGE", BUILD / "harness.json"))
 HARNESS_TEST = "test_kernel_matches_float64_reference["
 _coverage = collections.defaultdict(collections.Counter)
 _skip_reasons = collections.defaultdict(set)
@@ -64,4 +65,4 @@ def pytest_sessionfinish(session):
     if _coverage:
         rows = [dict(kernel=k, family=f, skip_reasons=sorted(_skip_reasons[(k, f)]), **counts)
                 for (k, f), counts in sorted(_coverage.items())]
-        (BUILD / "harness.json").write_text(json.dumps(rows, indent=1))
+        COVERAGE_FILE.write_text(json.dumps(rows, indent=1))

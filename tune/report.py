@@ -32,6 +32,9 @@ def summaries(family):
 
 
 def baseline_text(b):
+    """An autoscheduler's time; 'failed' (it did not compile or was wrong), or 'not run' (--no-baselines)."""
+    if b is None:
+        return "not run"
     return f"{b['ms']:.2f}" if "ms" in b else "failed"
 
 
@@ -54,7 +57,7 @@ def main():
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
         print(f"| {kernel} ({r['shape_class']}) | {r['machine'].split(',')[0]} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
               f"{default / r['ms']:.2f}x | {'tuned' if applied else 'defaults'} | "
-              + " | ".join(baseline_text(r["baselines"].get(s, {"error": "-"})) for s in SCHEDULERS)
+              + " | ".join(baseline_text(r["baselines"].get(s)) for s in SCHEDULERS)
               + f" | {versus} | {params} |")
 
     args.plots.mkdir(parents=True, exist_ok=True)

@@ -20,21 +20,29 @@ struct RopeParams {
     }
 };
 
-inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func rotated, Halide::Func cos_sin,
-                          const std::vector<Halide::Expr> &layouts, const RopeParams &p) {
+// Through the store stage (generators/store_stage.h), a task computes its positions of one head at
+// a time, each head's tile then stored in one call.
+inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_pass, Halide::Func rotated,
+                          Halide::Func cos_sin, const std::vector<Halide::Expr> &layouts,
+                          const RopeParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
     Var lo("lo"), li("li"), task("task");
     out.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
         .reorder(m, i, li, h, lo, b)
         .fuse(lo, b, task)
-        .parallel(task)
-        .vectorize(i, p.vector_width, TailStrategy::GuardWithIf)
-        .unroll(m);
-    for (const Expr &layout : layouts) out.specialize(layout);
+        .parallel(task);
+    Func computed = out;
+    if (out.is_extern()) {  // one store per head: a tile of positions_per_task rows
+        out.serial(h);
+        computed = tile;
+        tile.compute_at(out, h).bound(m, 0, 2).reorder(m, i, l, h);  // (the stage's region is known only at run time)
+    }
+    computed.vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
+    for (const Expr &layout : layouts) computed.specialize(layout);
     // The rotation of a vector of pairs is computed (reading both members) before either member
     // is stored, which keeps an in-place call (out aliasing x) correct.
-    rotated.compute_at(out, i).vectorize(rotated.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+    rotated.compute_at(computed, i).vectorize(rotated.args()[0], p.vector_width, TailStrategy::GuardWithIf);
     cos_sin.compute_at(out, task).vectorize(cos_sin.args()[0], p.vector_width, TailStrategy::GuardWithIf);
 
     if (!out_pass.defined()) return;
