@@ -1,10 +1,10 @@
 // How a kernel's output reaches memory. With the store stage (a kernel's `store_stage` generator
 // param, x86 only) the values are computed a tile at a time and each tile is copied out by
-// posattn_store_f32 (runtime/src/streaming_store.cpp), which writes outputs larger than the cache
-// with non-temporal stores: Halide 21 cannot emit them, and without them every store first reads
-// its line (a write-only table then moves twice its bytes). A task then computes and stores in
-// turn, so the stage pays where the arithmetic is light (README, "The store stage"). Otherwise,
-// and for the autoschedulers, the output is the values themselves.
+// posattn_store_f32 (runtime/src/streaming_store.cpp), which writes outputs of at least a quarter
+// of the last-level cache with non-temporal stores: Halide 21 cannot emit them, and without them
+// every store first reads its line. A task then computes and stores in turn, so the stage pays
+// only where the arithmetic is light (README, "The store stage"). Otherwise, and for the
+// autoschedulers, the output is the values themselves.
 #pragma once
 
 #include "Halide.h"
@@ -32,7 +32,8 @@ Halide::Func store_output(Output &out, Halide::Func values, const Halide::Target
     tile(at) = values(clamped);
     // The stage takes the output's own name (Func(name) would make it unique): the output's
     // constraints, the algorithm's uses of its extents, and the stage's argument `whole` (the
-    // output buffer, uncropped), all by name, then refer to it.
+    // output buffer, uncropped), all by name, then refer to it. This and the proxy below lean on
+    // Halide 21's internals (Internal::Function, lookups by name): recheck them on an upgrade.
     std::vector<ExternFuncArgument> args{tile, buffers[0].parameter()};
     Func stage{Internal::Function(Func(out).name())};
     stage.define_extern("posattn_store_f32", args, Float(32), at);

@@ -179,8 +179,9 @@ def rope_cases():
     yarn = {"type": "yarn", "factor": 8.0, "original_max_position_embeddings": 64}
     llama3 = {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
               "original_max_position_embeddings": 64}
-    # (B, H, L, D, rotary_dim, positions, scaling, view); views: contiguous, "blhd" ([B, L, H, D]
-    # memory seen as [B, H, L, D], as projections produce), "strided" (inner stride 2), "inplace".
+    # (B, H, L, D, rotary_dim, positions, scaling, view); views of x: contiguous, "blhd" ([B, L, H, D]
+    # memory seen as [B, H, L, D], as projections produce), "strided" (inner stride 2), "inplace";
+    # of the output: "strided-out", "blhd-out", "offset-out" (4 bytes past an aligned start).
     configs = [
         (2, 3, 37, 64, None, "2d", None, "contiguous"),
         (1, 4, 50, 128, None, None, yarn, "contiguous"),
@@ -192,6 +193,11 @@ def rope_cases():
                                  "long_factor": [1.0 + 0.5 * c for c in range(10)],
                                  "original_max_position_embeddings": 8, "max_position_embeddings": 64}, "contiguous"),
         (1, 1, 1, 8, None, "2d", None, "contiguous"),                              # decode: one position
+        # Outputs the x86 store stage lays out (several tiles, a tail tile): strided, [B, L, H, D]
+        # memory, and one float off alignment.
+        (1, 3, 150, 40, None, "2d", None, "strided-out"),
+        (2, 2, 131, 64, None, "1d", None, "blhd-out"),
+        (1, 2, 70, 24, None, None, None, "offset-out"),
     ]
     for layout in ("neox", "gptj"):
         for B, H, L, D, r, pos_kind, scaling, view in configs:
@@ -216,7 +222,10 @@ def rope_cases():
                     out = x
                 else:
                     before, after = before + [x.copy()], after + [x]
-                    out = poisoned((B, H, L, D))
+                    out = {"strided-out": lambda: _strided(poisoned((B, H, L, D)), rng),
+                           "blhd-out": lambda: poisoned((B, L, H, D)).transpose(0, 2, 1, 3),
+                           "offset-out": lambda: poisoned((B * H * L * D + 1,))[1:].reshape(B, H, L, D)}.get(
+                        view, lambda: poisoned((B, H, L, D)))()
                 posattn.rope(x, positions, layout=layout, rotary_dim=r, scaling=scaling, out=out, **call)
                 return out, expected, ROPE_ATOL * af, ROPE_RTOL, before, after
             name = (f"{layout}-B{B}-H{H}-L{L}-D{D}{f'-r{r}' if r else ''}-positions{pos_kind}"

@@ -1,5 +1,5 @@
 // The store stage of x86 kernels whose output goes to memory (generators/store_stage.h): a
-// Halide extern stage that copies one computed tile into the output. Outputs larger than a
+// Halide extern stage that copies one computed tile into the output. Outputs of at least a
 // quarter of the last-level cache are written with non-temporal stores, which skip the read of
 // each line an ordinary store makes first (a third of a copy's memory traffic, half of a fill's)
 // and do not evict the caller's working set; smaller ones with ordinary stores, so that a
@@ -18,10 +18,13 @@
 
 namespace {
 
-// POSATTN_STREAMING_THRESHOLD (bytes) overrides it: the tests run every kernel both ways.
+// POSATTN_STREAMING_THRESHOLD (bytes, digits only) overrides it: the tests run the staged kernels both ways.
 size_t streaming_threshold() {
     static const size_t bytes = [] {
-        if (const char *given = std::getenv("POSATTN_STREAMING_THRESHOLD")) return size_t(std::strtoull(given, nullptr, 10));
+        const char *given = std::getenv("POSATTN_STREAMING_THRESHOLD");
+        char *end = nullptr;
+        size_t value = given && *given ? size_t(std::strtoull(given, &end, 10)) : 0;
+        if (end && *end == '\0') return value;
         long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
         return llc > 0 ? size_t(llc) / 4 : size_t(8) << 20;
     }();
@@ -92,10 +95,10 @@ struct Copy {
     bool stream;
     Dim dims[8];
     int rank;
-    int inner = -1, pair = -1;  // the run's dim; with `pair`, the dim of extent 2 interleaved into it
+    int inner = -1, pair = -1;  // the run's dim; with `pair` (the last), the dim of extent 2 interleaved into it
 
     // Merges each dim into the next inner one where both tile and output are contiguous across
-    // them, so that runs are as long as the memory allows (a head's rows of RoPE, a task's rows).
+    // them, so that runs are as long as the memory allows (all of a RoPE tile's rows, in neox).
     void coalesce() {
         int kept = 0;
         for (int d = 0; d < rank; d++) {
@@ -112,11 +115,12 @@ struct Copy {
 
     // After sorting by output stride, the run's dims are the last ones.
     void plan() {
-        const Dim *last = dims + rank - 1;
-        if (rank >= 1 && last->out_stride == 1 && last->in_stride == 1) {
+        if (rank == 0) return;
+        const Dim &last = dims[rank - 1];
+        if (last.out_stride == 1 && last.in_stride == 1) {
             inner = rank - 1;
-        } else if (rank >= 2 && last->extent == 2 && last->out_stride == 1 && last[-1].out_stride == 2 &&
-                   last[-1].in_stride == 1) {
+        } else if (rank >= 2 && last.extent == 2 && last.out_stride == 1 && dims[rank - 2].out_stride == 2 &&
+                   dims[rank - 2].in_stride == 1) {
             inner = rank - 2, pair = rank - 1;
         }
     }
@@ -134,7 +138,6 @@ struct Copy {
                 (stream ? stream_run : store_run)(in, out, run.extent);
             return;
         }
-        if (d == pair) return run(d + 1, in, out);
         for (int64_t k = 0; k < dims[d].extent; k++)
             run(d + 1, in + k * dims[d].in_stride, out + k * dims[d].out_stride);
     }
@@ -155,11 +158,8 @@ void region(const halide_buffer_t *out, const halide_buffer_t *whole, int d, int
 // Copies the tile `in` into the same region of `out`, a crop of `whole`, the kernel's output,
 // whose size decides between the two kinds of store.
 int store_tile(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_t *out) {
-    if (in->is_bounds_query()) {
-        for (int d = 0; d < out->dimensions; d++) region(out, whole, d, in->dim[d].min, in->dim[d].extent);
-        return 0;
-    }
-    if (out->is_bounds_query() || out->dimensions > 8) return out->dimensions > 8;
+    // Never a bounds query: the stage's proxy expression (store_stage.h) answers those.
+    if (!in->host || !out->host || out->dimensions > 8) return -1;
     Copy copy;
     copy.stream = kCanStream && whole->size_in_bytes() >= streaming_threshold();
     copy.rank = 0;
@@ -169,7 +169,7 @@ int store_tile(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_
         int32_t min, extent;
         region(out, whole, d, min, extent);
         if (extent == 0) return 0;
-        // The tile may start before the region asked of it (its own rounding): offset into it.
+        // (Halide makes the tile the crop's region; the offsets keep the copy right for any.)
         src += int64_t(min - in->dim[d].min) * in->dim[d].stride;
         dst += int64_t(min - out->dim[d].min) * out->dim[d].stride;
         if (extent > 1) copy.dims[copy.rank++] = {extent, in->dim[d].stride, out->dim[d].stride};

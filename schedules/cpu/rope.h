@@ -28,7 +28,11 @@ inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
     Var lo("lo"), li("li"), task("task");
-    out.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
+    // Through the store stage a tail tile is computed in full (store_stage.h), so a short sequence
+    // (one position when decoding) takes tiles of its own length.
+    Expr positions = out.is_extern() ? min(p.positions_per_task, out.output_buffer().dim(2).extent())
+                                     : Expr(p.positions_per_task);
+    out.split(l, lo, li, positions, TailStrategy::GuardWithIf)
         .reorder(m, i, li, h, lo, b)
         .fuse(lo, b, task)
         .parallel(task);
