@@ -1,5 +1,5 @@
 """The x86 store stage (generators/store_stage.h, runtime/src/streaming_store.cpp; the manifest's
-kernels with store_stage=true) writes outputs larger than a quarter of the last-level cache with
+kernels with store_stage=true) writes outputs of at least a quarter of the last-level cache with
 non-temporal stores and smaller ones with ordinary stores. The harness's cases are small, so the
 suite exercises the ordinary stores; here every harness case of those kernels runs again with
 non-temporal stores forced (POSATTN_STREAMING_THRESHOLD=0): odd sizes and unaligned rows, tail
@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from conftest import ROOT, manifest
+
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the store stage is x86's")
 def test_every_staged_case_passes_with_non_temporal_stores(tmp_path):

@@ -51,20 +51,18 @@ void stream_run(const float *src, float *dst, int64_t n) {
 
 // dst[2j] = even[j], dst[2j + 1] = odd[j].
 void stream_interleaved(const float *even, const float *odd, float *dst, int64_t pairs) {
-    int64_t j = 0;
-    for (; j < pairs && !aligned16(dst + 2 * j); j++) {
+    auto one_pair = [&](int64_t j) {
         stream1(dst + 2 * j, even[j]);
         stream1(dst + 2 * j + 1, odd[j]);
-    }
+    };
+    int64_t j = 0;
+    for (; j < pairs && !aligned16(dst + 2 * j); j++) one_pair(j);
     for (; j + 4 <= pairs; j += 4) {
         __m128 e = _mm_loadu_ps(even + j), o = _mm_loadu_ps(odd + j);
         _mm_stream_ps(dst + 2 * j, _mm_unpacklo_ps(e, o));
         _mm_stream_ps(dst + 2 * j + 4, _mm_unpackhi_ps(e, o));
     }
-    for (; j < pairs; j++) {
-        stream1(dst + 2 * j, even[j]);
-        stream1(dst + 2 * j + 1, odd[j]);
-    }
+    for (; j < pairs; j++) one_pair(j);
 }
 
 // Non-temporal stores are weakly ordered: fence them before the tile counts as written.
@@ -143,10 +141,6 @@ struct Copy {
     }
 };
 
-}  // namespace
-
-namespace {
-
 // The tile's region: `out`'s, cut to the whole output's. (Halide crops a tail tile of an extern
 // stage to its full size, past the output's end.)
 void region(const halide_buffer_t *out, const halide_buffer_t *whole, int d, int32_t &min, int32_t &extent) {
@@ -155,9 +149,12 @@ void region(const halide_buffer_t *out, const halide_buffer_t *whole, int d, int
     extent = std::max(end - min, 0);
 }
 
-// Copies the tile `in` into the same region of `out`, a crop of `whole`, the kernel's output,
-// whose size decides between the two kinds of store.
-int store_tile(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_t *out) {
+}  // namespace
+
+// The store stage of a float32 output: copies the tile `in` into the same region of `out`, the
+// tile's crop of `whole`, the kernel's output buffer, whose size decides between the two kinds
+// of store.
+extern "C" int posattn_store_f32(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_t *out) {
     // Never a bounds query: the stage's proxy expression (store_stage.h) answers those.
     if (!in->host || !out->host || out->dimensions > 8) return -1;
     Copy copy;
@@ -183,12 +180,4 @@ int store_tile(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_
     copy.run(0, src, dst);
     if (copy.stream) stream_fence();
     return 0;
-}
-
-}  // namespace
-
-// The store stage of a float32 output. `whole`: the kernel's output buffer; `out`, the tile's
-// crop of it.
-extern "C" int posattn_store_f32(halide_buffer_t *in, const halide_buffer_t *whole, halide_buffer_t *out) {
-    return store_tile(in, whole, out);
 }
