@@ -24,17 +24,17 @@ Halide::Func store_output(Output &out, Halide::Func values, const Halide::Target
         out(at) = values(at);
         return values;
     }
-    std::vector<OutputImageParam> buffers = Func(out).output_buffers();  // (one: float32)
+    OutputImageParam whole = Func(out).output_buffer();
     std::vector<Expr> clamped{at[0]};  // (the innermost dim, vectorized, is never split)
     for (size_t d = 1; d < at.size(); d++)
-        clamped.push_back(clamp(at[d], buffers[0].dim(d).min(), buffers[0].dim(d).max()));
+        clamped.push_back(clamp(at[d], whole.dim(d).min(), whole.dim(d).max()));
     Func tile(values.name() + "_tile");
     tile(at) = values(clamped);
     // The stage takes the output's own name (Func(name) would make it unique): the output's
     // constraints, the algorithm's uses of its extents, and the stage's argument `whole` (the
     // output buffer, uncropped), all by name, then refer to it. This and the proxy below lean on
     // Halide 21's internals (Internal::Function, lookups by name): recheck them on an upgrade.
-    std::vector<ExternFuncArgument> args{tile, buffers[0].parameter()};
+    std::vector<ExternFuncArgument> args{tile, whole.parameter()};
     Func stage{Internal::Function(Func(out).name())};
     stage.define_extern("posattn_store_f32", args, Float(32), at);
     // What the stage reads, as an expression (as copy_to_host's stage does): bounds inference then

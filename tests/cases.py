@@ -359,12 +359,15 @@ def alibi_attention_cases():
         (2, 3, 3, 33, 33, 24, False, [33, 20], "symmetric", "alibi"),   # non-power-of-two heads, padding
         (1, 4, 1, 17, 129, 64, False, None, "relative", "random"),      # MQA, bidirectional, any slopes
         (1, 2, 2, 1, 301, 64, True, None, "relative", "alibi"),         # decode
+        # Slopes up to 2: weights down to e^-600, through the range softmax_exp flushes to 0 (< 2^-64).
+        (1, 4, 2, 24, 300, 32, False, None, "symmetric", "steep"),
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, form, slopes in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths, form=form,
                 slopes=slopes):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
-            m = reference.alibi_slopes(Hq) if slopes == "alibi" else rng.uniform(0, 0.5, Hq)
+            m = {"alibi": lambda: reference.alibi_slopes(Hq), "random": lambda: rng.uniform(0, 0.5, Hq),
+                 "steep": lambda: rng.uniform(0.5, 2.0, Hq)}[slopes]()
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v, m)
             out = poisoned((B, Hq, Lq, D))

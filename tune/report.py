@@ -22,12 +22,18 @@ SCHEDULERS = ("Adams2019", "Mullapudi2016", "Li2018")
 APPLIED_BELOW = 0.97  # a record is built only if it beat the defaults by more than 3% (CMakeLists.txt)
 
 
+def model(record):
+    """The CPU model of a record's machine, which the build matches (CMakeLists.txt)."""
+    return record["machine"].split(",")[0]
+
+
 def summaries(family):
+    """The latest summary per (kernel, machine model): a build uses its own CPU model's."""
     latest = {}
     for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
         record = json.loads(line)
         if record.get("best"):
-            latest[record["kernel"]] = record
+            latest[record["kernel"], model(record)] = record
     return latest
 
 
@@ -45,23 +51,24 @@ def main():
     args = parser.parse_args()
     rows = summaries(args.family)
 
-    print("| kernel (shape class) | machine | trials | default ms | best found ms | best vs default | in the build | "
+    print("| kernel (shape class) | machine | trials | default ms | best found ms | best vs default | in builds for its model | "
           + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | build vs best autoscheduler | best params |")
     print("|" + "---|" * (9 + len(SCHEDULERS)))
-    for kernel, r in sorted(rows.items()):
+    for (kernel, _), r in sorted(rows.items()):
         default = r["baselines"]["default"]["ms"]
         autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
         applied = r["ratio_to_default"] < APPLIED_BELOW  # (CMakeLists.txt reads the records the same way)
         built_ms = r["ms"] if applied else default
         versus = f"{min(autos) / built_ms:.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        print(f"| {kernel} ({r['shape_class']}) | {r['machine'].split(',')[0]} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
+        print(f"| {kernel} ({r['shape_class']}) | {model(r)} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
               f"{default / r['ms']:.2f}x | {'tuned' if applied else 'defaults'} | "
               + " | ".join(baseline_text(r["baselines"].get(s)) for s in SCHEDULERS)
               + f" | {versus} | {params} |")
 
     args.plots.mkdir(parents=True, exist_ok=True)
     names = sorted(rows)
+    labels = {n: f"{n[0]} ({n[1]})" for n in names}
     fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(names)))
     series = [("tuned", lambda r: r["ms"])] + [
         (s, lambda r, s=s: r["baselines"][s]["ms"] if "ms" in r["baselines"].get(s, {}) else None) for s in SCHEDULERS]
@@ -71,7 +78,7 @@ def main():
                   if get(rows[n])]
         ax.barh([i + k * height for i, _ in values], [v for _, v in values], height, label=label)
     ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], names)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], [labels[n] for n in names])
     ax.set_xscale("log")
     ax.set_xlabel("speed-up over the default schedule (log)")
     ax.legend(loc="lower right")
@@ -81,7 +88,7 @@ def main():
     fig, ax = plt.subplots(figsize=(8, 5))
     for n in names:
         history, default = rows[n]["history"], rows[n]["baselines"]["default"]["ms"]
-        ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=n)
+        ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=labels[n])
     ax.set_xlabel("trials")
     ax.set_ylabel("best so far: speed-up over the default schedule")
     ax.legend(fontsize=7)

@@ -171,10 +171,10 @@ extern "C" int posattn_store_f32(halide_buffer_t *in, const halide_buffer_t *who
         dst += int64_t(min - out->dim[d].min) * out->dim[d].stride;
         if (extent > 1) copy.dims[copy.rank++] = {extent, in->dim[d].stride, out->dim[d].stride};
     }
-    // Largest output stride outermost: the run's dims come last.
-    std::sort(copy.dims, copy.dims + copy.rank, [](const Dim &a, const Dim &b) {
-        return std::abs(a.out_stride) > std::abs(b.out_stride);
-    });
+    // Largest output stride outermost: the run's dims come last (an insertion sort of ≤ 8 dims).
+    for (int a = 1; a < copy.rank; a++)
+        for (int b = a; b > 0 && std::abs(copy.dims[b].out_stride) > std::abs(copy.dims[b - 1].out_stride); b--)
+            std::swap(copy.dims[b], copy.dims[b - 1]);
     copy.coalesce();
     copy.plan();
     copy.run(0, src, dst);

@@ -37,7 +37,7 @@ inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_
         .fuse(lo, b, task)
         .parallel(task);
     Func computed = out;
-    if (out.is_extern()) {  // one store per head: a tile of positions_per_task rows
+    if (out.is_extern()) {  // one store per head: a tile of min(positions_per_task, L) rows
         out.serial(h);
         computed = tile;
         tile.compute_at(out, h).bound(m, 0, 2).reorder(m, i, l, h);  // (the stage's region is known only at run time)

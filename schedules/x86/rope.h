@@ -2,8 +2,8 @@
 // (schedules/cpu/rope.h).
 // Measured 2026-11-30 (AMD EPYC, AVX-512, 2 threads), q [2, 32, 4096, 128] float32, direct stores:
 // 94% of the ordinary-store copy stream with 128 positions per task (83% with 32). Through the
-// store stage (posattn_rope_f32 since 2026-12-01; Intel Xeon, 105 MiB L3): 62-64% of the
-// non-temporal copy, 14.2 ms; a 16-trial tuning run found no better params than these.
+// store stage (posattn_rope_f32 since 2026-12-01; Intel Xeon, 105 MiB L3): 68-71% of the
+// non-temporal copy, 13.9-15.4 ms; a 16-trial tuning run found no better params than these.
 #pragma once
 
 #include "schedules/cpu/rope.h"
