@@ -1,0 +1,50 @@
+"""Which tuned records a build takes (cmake/tuned_records.cmake, run in CMake's script mode): per
+kernel the summary with the lowest time ratio among those of the chosen CPU model that beat the
+defaults by more than 3%; trial records and other models' summaries are ignored."""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import NATIVE_BUILD, ROOT
+
+pytestmark = pytest.mark.skipif(not NATIVE_BUILD, reason="the build's CMake runs on the host")
+
+RECORDS = [  # (kernel, machine, summary, ratio to default, params)
+    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.90, {"key_block": 512, "query_tile": 48}),
+    ("k_attention", "CPU B, 2 cores, 2 threads", True, 0.85, {"key_block": 256, "query_tile": 32}),
+    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.93, {"key_block": 128, "query_tile": 32}),
+    ("k_attention", "CPU A, 2 cores, 2 threads", False, 0.50, {"key_block": 64, "query_tile": 16}),
+    ("k_table", "CPU A, 2 cores, 2 threads", True, 0.97, {"rows_per_task": 64}),  # within the noise
+    ("k_table", "CPU B, 2 cores, 2 threads", True, 0.96, {"rows_per_task": 32}),
+]
+
+
+def chosen(tmp_path, machine):
+    """{kernel: schedule params} that posattn_read_tuned_records sets for `machine`'s records."""
+    records = tmp_path / "x86.jsonl"
+    records.write_text("".join(json.dumps(dict(kernel=k, machine=m, ratio_to_default=r, params=p,
+                                               **({"best": True} if best else {"trial": 1}))) + "\n"
+                               for k, m, best, r, p in RECORDS))
+    script = tmp_path / "read.cmake"
+    script.write_text(f'include("{ROOT}/cmake/tuned_records.cmake")\n'
+                      f'posattn_read_tuned_records("{records}" "{machine}" tuned_)\n'
+                      'foreach (kernel k_attention k_table)\n'
+                      '  message("${kernel}=${tuned_${kernel}}")\n'
+                      'endforeach ()\n')
+    cmake = shutil.which("cmake", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("cmake")
+    result = subprocess.run([cmake, "-P", str(script)], capture_output=True, text=True, check=True)
+    return dict(line.split("=", 1) for line in result.stderr.splitlines())
+
+
+@pytest.mark.parametrize("machine, attention, table", [
+    ("CPU A", "schedule_params=key_block:512,query_tile:48", ""),
+    ("CPU B", "schedule_params=key_block:256,query_tile:32", "schedule_params=rows_per_task:32"),
+    ("", "schedule_params=key_block:256,query_tile:32", "schedule_params=rows_per_task:32"),  # every model
+    ("CPU C", "", ""),  # no records for that model: the defaults
+])
+def test_build_takes_the_best_records_of_its_cpu_model(tmp_path, machine, attention, table):
+    assert chosen(tmp_path, machine) == {"k_attention": attention, "k_table": table}
