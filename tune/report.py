@@ -19,11 +19,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCHEDULERS = ("Adams2019", "Mullapudi2016", "Li2018")
-APPLIED_BELOW = 0.97  # a record is built only if it beat the defaults by more than 3% (CMakeLists.txt)
+APPLIED_BELOW = 0.97  # a record is built only if it beat the defaults by more than 3% (cmake/tuned_records.cmake)
 
 
 def model(record):
-    """The CPU model of a record's machine, which the build matches (CMakeLists.txt)."""
+    """The CPU model of a record's machine, which the build matches (cmake/tuned_records.cmake)."""
     return record["machine"].split(",")[0]
 
 
@@ -57,7 +57,7 @@ def main():
     for (kernel, _), r in sorted(rows.items()):
         default = r["baselines"]["default"]["ms"]
         autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
-        applied = r["ratio_to_default"] < APPLIED_BELOW  # (CMakeLists.txt reads the records the same way)
+        applied = r["ratio_to_default"] < APPLIED_BELOW  # (cmake/tuned_records.cmake reads the records the same way)
         built_ms = r["ms"] if applied else default
         versus = f"{min(autos) / built_ms:.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
