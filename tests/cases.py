@@ -359,7 +359,7 @@ def alibi_attention_cases():
         (2, 3, 3, 33, 33, 24, False, [33, 20], "symmetric", "alibi"),   # non-power-of-two heads, padding
         (1, 4, 1, 17, 129, 64, False, None, "relative", "random"),      # MQA, bidirectional, any slopes
         (1, 2, 2, 1, 301, 64, True, None, "relative", "alibi"),         # decode
-        # Slopes up to 2: weights down to e^-600, through the range softmax_exp flushes to 0 (< 2^-64).
+        # Slopes up to 2: weights down to e^-600, through the range softmax_exp flushes to 0 (< 2^-63).
         (1, 4, 2, 24, 300, 32, False, None, "symmetric", "steep"),
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, form, slopes in configs:
