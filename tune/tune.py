@@ -6,9 +6,10 @@ which the AOT build reads (the best record per kernel and shape class; defaults 
 
 The search space is the schedule's own declaration (each params field's choices in
 schedules/cpu/*.h, printed by build/posattn_search_space, which also checks the constraints between
-them). Candidates: the defaults first, then random samples, then mutations of the best so far (one
-or two fields moved to a neighbouring choice), each drawn again until it meets the constraints;
-the same seed gives the same candidates. Each candidate is compiled by the project's
+them). Candidates: the defaults first, then the params that won for the kernel's siblings (the
+other kernels of its generator, tuned on this target and machine), then random samples, then
+mutations of the best so far (one or two fields moved to a neighbouring choice), each drawn again
+until it meets the constraints; the same seed and records give the same candidates. Each candidate is compiled by the project's
 generator into a shared library, then measured by tune/measure.py's measure(): loaded into the
 runtime (posattn.load_kernel), checked against the float64 reference on the benchmark's small
 odd-sized inputs (a candidate that does not compile or is wrong is recorded as invalid, with the
@@ -61,6 +62,7 @@ FEATURES = "user_context-large_buffers-no_runtime"
 # which runs on every newer GPU too (another: --target).
 GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
                "vulkan": "x86-64-linux-vulkan-vk_int64-vk_float64"}
+APPLIED_BELOW = 0.97  # the build takes a record that beat the defaults by more than 3% (cmake/tuned_records.cmake)
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
 AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
@@ -132,6 +134,23 @@ class Space:
 
 def text(params):
     return ",".join(f"{k}:{v}" for k, v in params.items())
+
+
+def sibling_starts(records, function, target, machine, space):
+    """The search's first trials: the params that won for the other kernels of the same generator
+    on this target and machine (their latest summaries that beat their defaults by the build's
+    margin, best first), as this space's params (a field they lack at its default) that meet its
+    constraints. Variants of one schedule tend to share their best tiles."""
+    generator = {f: entry["generator"] for f, entry in manifest().items()}
+    latest = {r["kernel"]: r for r in records
+              if r.get("best") and r["kernel"] != function and generator.get(r["kernel"]) == generator[function]
+              and (r["target"], r["machine"]) == (target, machine)}
+    starts = []
+    for r in sorted(latest.values(), key=lambda r: r["ratio_to_default"]):
+        params = {name: r["params"].get(name, default) for name, default in space.defaults().items()}
+        if r["ratio_to_default"] < APPLIED_BELOW and not space.why_invalid(params) and params not in starts:
+            starts.append(params)
+    return starts
 
 
 class Compiler:
@@ -261,10 +280,10 @@ def tune(function, bench_obj, args):
                   halide=importlib.metadata.version("halide"), machine=where, runner=args.runner,
                   date=datetime.date.today().isoformat(), seed=args.seed)
     best = dict(params=space.defaults(), candidate=default, seconds=default_s)
+    records = [json.loads(l) for l in records_path.read_text().splitlines() if l.strip()] if records_path.exists() else []
     # Earlier summaries of this kernel, target, shape class and machine (records are per machine).
-    previous = [r for r in (json.loads(l) for l in records_path.read_text().splitlines() if l.strip())
-                if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
-                (function, target, bench_obj.name, where)] if records_path.exists() else []
+    previous = [r for r in records if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
+                (function, target, bench_obj.name, where)]
     if previous:
         earlier = min(previous, key=lambda r: r["ratio_to_default"])
         try:
@@ -296,8 +315,13 @@ def tune(function, bench_obj, args):
 
         progress = Progress(args.trials, args.minutes * 60)
         seen, tried = {text(best["params"]), text(space.defaults())}, 0
+        starts = [p for p in sibling_starts(records, function, target, where, space) if text(p) not in seen]
+        random_until = len(starts) + args.random
         while not progress.done(tried):
-            params = space.sample(rng) if tried < args.random else space.mutate(best["params"], rng)
+            if starts:
+                params = starts.pop(0)
+            else:
+                params = space.sample(rng) if tried < random_until else space.mutate(best["params"], rng)
             if text(params) in seen:
                 params = space.sample(rng)
                 if text(params) in seen:
