@@ -5,12 +5,14 @@
 # RoPE attention 1.12x slower than the defaults). So a family's libraries can be built with the
 # records of one CPU model only: a record's machine up to its first comma.
 
-# The model name of the CPU this runs on ("" where /proc/cpuinfo does not say).
-function(posattn_host_cpu_model out)
+# The CPU model a cpuinfo file names, as tune/measure.py's cpu_model() reads it: the first line of
+# "model name" (x86), "Model" or "CPU part" (ARM); "" where the file is absent or names none.
+function(posattn_cpu_model cpuinfo out)
   set(model "")
-  if (EXISTS /proc/cpuinfo)
-    file(STRINGS /proc/cpuinfo line REGEX "^model name" LIMIT_COUNT 1)
-    string(REGEX REPLACE "^model name[ \t]*:[ \t]*" "" model "${line}")
+  if (EXISTS "${cpuinfo}")
+    file(STRINGS "${cpuinfo}" line REGEX "^(model name|Model|CPU part)[ \t]*:" LIMIT_COUNT 1)
+    string(REGEX REPLACE "^[^:]*:[ \t]*" "" model "${line}")
+    string(STRIP "${model}" model)
   endif ()
   set(${out} "${model}" PARENT_SCOPE)
 endfunction ()

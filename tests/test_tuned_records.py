@@ -23,21 +23,25 @@ RECORDS = [  # (kernel, machine, summary, ratio to default, params)
 ]
 
 
+def cmake_script(tmp_path, body):
+    """CMake's messages from `body` run in script mode after including cmake/tuned_records.cmake."""
+    script = tmp_path / "script.cmake"
+    script.write_text(f'include("{ROOT}/cmake/tuned_records.cmake")\n' + body)
+    cmake = shutil.which("cmake", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("cmake")
+    return subprocess.run([cmake, "-P", str(script)], capture_output=True, text=True, check=True).stderr
+
+
 def chosen(tmp_path, machine):
     """{kernel: schedule params} that posattn_read_tuned_records sets for `machine`'s records."""
     records = tmp_path / "x86.jsonl"
     records.write_text("".join(json.dumps(dict(kernel=k, machine=m, ratio_to_default=r, params=p,
                                                **({"best": True} if best else {"trial": 1}))) + "\n"
                                for k, m, best, r, p in RECORDS))
-    script = tmp_path / "read.cmake"
-    script.write_text(f'include("{ROOT}/cmake/tuned_records.cmake")\n'
-                      f'posattn_read_tuned_records("{records}" "{machine}" tuned_)\n'
-                      'foreach (kernel k_attention k_table)\n'
-                      '  message("${kernel}=${tuned_${kernel}}")\n'
-                      'endforeach ()\n')
-    cmake = shutil.which("cmake", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("cmake")
-    result = subprocess.run([cmake, "-P", str(script)], capture_output=True, text=True, check=True)
-    return dict(line.split("=", 1) for line in result.stderr.splitlines())
+    messages = cmake_script(tmp_path, f'posattn_read_tuned_records("{records}" "{machine}" tuned_)\n'
+                                      'foreach (kernel k_attention k_table)\n'
+                                      '  message("${kernel}=${tuned_${kernel}}")\n'
+                                      'endforeach ()\n')
+    return dict(line.split("=", 1) for line in messages.splitlines())
 
 
 @pytest.mark.parametrize("machine, attention, table", [
@@ -48,3 +52,21 @@ def chosen(tmp_path, machine):
 ])
 def test_build_takes_the_best_records_of_its_cpu_model(tmp_path, machine, attention, table):
     assert chosen(tmp_path, machine) == {"k_attention": attention, "k_table": table}
+
+
+@pytest.mark.parametrize("cpuinfo, model", [
+    ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Processor\n"
+     "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Processor\n", "Intel(R) Xeon(R) Processor"),
+    ("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", "0xd0c"),  # Neoverse N1
+    ("processor\t: 0\nCPU part\t: 0xd08\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4 Model B\n", "0xd08"),
+    ("processor\t: 0\nflags\t\t: fpu\n", None),
+])
+def test_build_and_tuner_read_one_cpu_model(tmp_path, cpuinfo, model):
+    """The model a build matches records by (posattn_cpu_model) is the one the tuner records
+    (tune/measure.py's cpu_model), on x86 and ARM cpuinfo."""
+    sys.path.insert(0, str(ROOT / "tune"))
+    import measure
+    (tmp_path / "cpuinfo").write_text(cpuinfo)
+    assert measure.cpu_model(cpuinfo) == model
+    assert cmake_script(tmp_path, f'posattn_cpu_model("{tmp_path / "cpuinfo"}" model)\nmessage("[${{model}}]")\n') == \
+        f"[{model or ''}]\n"
