@@ -21,26 +21,27 @@ struct RopeParams {
 };
 
 // Through the store stage (generators/store_stage.h), a task computes its positions of one head at
-// a time, each head's tile then stored in one call.
+// a time, each head's tile then stored in one call; of several heads where the sequence is
+// shorter than a task's positions (decoding: every head in one call).
 inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_pass, Halide::Func rotated,
                           Halide::Func cos_sin, const std::vector<Halide::Expr> &layouts,
                           const RopeParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
-    Var lo("lo"), li("li"), task("task");
+    Var lo("lo"), li("li"), task("task"), ho("ho"), hi("hi");
     // Through the store stage a tail tile is computed in full (store_stage.h), so a short sequence
     // (one position when decoding) takes tiles of its own length.
-    Expr positions = out.is_extern() ? min(p.positions_per_task, out.output_buffer().dim(2).extent())
-                                     : Expr(p.positions_per_task);
+    Expr L = out.output_buffer().dim(2).extent();
+    Expr positions = out.is_extern() ? min(p.positions_per_task, L) : Expr(p.positions_per_task);
     out.split(l, lo, li, positions, TailStrategy::GuardWithIf)
         .reorder(m, i, li, h, lo, b)
         .fuse(lo, b, task)
         .parallel(task);
     Func computed = out;
-    if (out.is_extern()) {  // one store per head: a tile of min(positions_per_task, L) rows
-        out.serial(h);
+    if (out.is_extern()) {  // one store per tile of min(positions_per_task, L) rows × heads
+        out.split(h, ho, hi, max(p.positions_per_task / L, 1), TailStrategy::GuardWithIf);
         computed = tile;
-        tile.compute_at(out, h).bound(m, 0, 2).reorder(m, i, l, h);  // (the stage's region is known only at run time)
+        tile.compute_at(out, ho).bound(m, 0, 2).reorder(m, i, l, h);  // (the stage's region is known only at run time)
     }
     computed.vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
     for (const Expr &layout : layouts) computed.specialize(layout);
