@@ -5,15 +5,20 @@
 # RoPE attention 1.12x slower than the defaults). So a family's libraries can be built with the
 # records of one CPU model only: a record's machine up to its first comma.
 
-# The CPU model a cpuinfo file names, as tune/measure.py's cpu_model() reads it: the first line of
-# "model name" (x86), "Model" or "CPU part" (ARM); "" where the file is absent or names none.
-function(posattn_cpu_model cpuinfo out)
-  set(model "")
+# The CPU model a cpuinfo file names, as tune/measure.py's cpu_model() reads it: the value of its
+# first "model name" (x86), "Model" or "CPU part" (ARM) line; `fallback` (the processor
+# architecture, as the tuner records it) where the file is absent or names none.
+function(posattn_cpu_model cpuinfo fallback out)
+  set(line "")
   if (EXISTS "${cpuinfo}")
     file(STRINGS "${cpuinfo}" line REGEX "^(model name|Model|CPU part)[ \t]*:" LIMIT_COUNT 1)
-    string(REGEX REPLACE "^[^:]*:[ \t]*" "" model "${line}")
-    string(STRIP "${model}" model)
   endif ()
+  if (line STREQUAL "")
+    set(${out} "${fallback}" PARENT_SCOPE)
+    return ()
+  endif ()
+  string(REGEX REPLACE "^[^:]*:" "" model "${line}")
+  string(STRIP "${model}" model)
   set(${out} "${model}" PARENT_SCOPE)
 endfunction ()
 

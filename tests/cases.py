@@ -193,6 +193,13 @@ def rope_cases():
                                  "long_factor": [1.0 + 0.5 * c for c in range(10)],
                                  "original_max_position_embeddings": 8, "max_position_embeddings": 64}, "contiguous"),
         (1, 1, 1, 8, None, "2d", None, "contiguous"),                              # decode: one position
+        # Short sequences, whose store-stage tiles cover groups of heads: decoding 32 heads in one
+        # group, in place and into [B, L, H, D] memory; 5 heads of 50 positions in groups of 2, the
+        # last one past H.
+        (2, 32, 1, 128, None, "2d", None, "contiguous"),
+        (1, 32, 3, 64, None, "2d", None, "inplace"),
+        (2, 9, 2, 32, None, "1d", None, "blhd-out"),
+        (1, 5, 50, 64, None, "2d", None, "contiguous"),
         # Outputs the x86 store stage lays out (several tiles, a tail tile): strided, [B, L, H, D]
         # memory, and one float off alignment.
         (1, 3, 150, 40, None, "2d", None, "strided-out"),

@@ -54,19 +54,24 @@ def test_build_takes_the_best_records_of_its_cpu_model(tmp_path, machine, attent
     assert chosen(tmp_path, machine) == {"k_attention": attention, "k_table": table}
 
 
+@pytest.fixture(scope="module")
+def measure():
+    sys.path.insert(0, str(ROOT / "tune"))
+    import measure as module  # tune/measure.py
+    return module
+
+
 @pytest.mark.parametrize("cpuinfo, model", [
     ("processor\t: 0\nvendor_id\t: GenuineIntel\nmodel\t\t: 143\nmodel name\t: Intel(R) Xeon(R) Processor\n"
      "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Processor\n", "Intel(R) Xeon(R) Processor"),
     ("processor\t: 0\nBogoMIPS\t: 50.00\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n", "0xd0c"),  # Neoverse N1
     ("processor\t: 0\nCPU part\t: 0xd08\nHardware\t: BCM2835\nModel\t\t: Raspberry Pi 4 Model B\n", "0xd08"),
-    ("processor\t: 0\nflags\t\t: fpu\n", None),
+    ("processor\t: 0\nflags\t\t: fpu\n", "riscv64"),  # no model named: the architecture
 ])
-def test_build_and_tuner_read_one_cpu_model(tmp_path, cpuinfo, model):
+def test_build_and_tuner_read_one_cpu_model(tmp_path, measure, cpuinfo, model):
     """The model a build matches records by (posattn_cpu_model) is the one the tuner records
-    (tune/measure.py's cpu_model), on x86 and ARM cpuinfo."""
-    sys.path.insert(0, str(ROOT / "tune"))
-    import measure
+    (tune/measure.py's cpu_model), on x86 and ARM cpuinfo, both falling back to the architecture."""
     (tmp_path / "cpuinfo").write_text(cpuinfo)
-    assert measure.cpu_model(cpuinfo) == model
-    assert cmake_script(tmp_path, f'posattn_cpu_model("{tmp_path / "cpuinfo"}" model)\nmessage("[${{model}}]")\n') == \
-        f"[{model or ''}]\n"
+    assert measure.cpu_model(cpuinfo, "riscv64") == model
+    script = f'posattn_cpu_model("{tmp_path / "cpuinfo"}" riscv64 model)\nmessage("[${{model}}]")\n'
+    assert cmake_script(tmp_path, script) == f"[{model}]\n"

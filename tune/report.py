@@ -1,5 +1,5 @@
 """The tuning results as a Markdown table and two PNG plots, from schedules/tuned/<family>.jsonl
-(tune/tune.py's records; the latest summary per kernel):
+(tune/tune.py's records; per kernel and CPU model the summary builds take, else the latest):
 
     .venv/bin/python tune/report.py            # prints the table, writes tune/plots/*.png
 
@@ -27,14 +27,22 @@ def model(record):
     return record["machine"].split(",")[0]
 
 
+def applied(summaries):
+    """Of one kernel's summaries on one CPU model, the one cmake/tuned_records.cmake builds it with:
+    the lowest time ratio to the defaults below APPLIED_BELOW; None where none beat them by that."""
+    winners = [r for r in summaries if r["ratio_to_default"] < APPLIED_BELOW]
+    return min(winners, key=lambda r: r["ratio_to_default"], default=None)
+
+
 def summaries(family):
-    """The latest summary per (kernel, machine model): a build uses its own CPU model's."""
-    latest = {}
+    """Per (kernel, machine model): the summary its builds take, else the latest (a build uses its
+    own CPU model's records)."""
+    by_model = {}
     for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
         record = json.loads(line)
         if record.get("best"):
-            latest[record["kernel"], model(record)] = record
-    return latest
+            by_model.setdefault((record["kernel"], model(record)), []).append(record)
+    return {key: applied(records) or records[-1] for key, records in by_model.items()}
 
 
 def baseline_text(b):
@@ -57,12 +65,12 @@ def main():
     for (kernel, _), r in sorted(rows.items()):
         default = r["baselines"]["default"]["ms"]
         autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
-        applied = r["ratio_to_default"] < APPLIED_BELOW  # (cmake/tuned_records.cmake reads the records the same way)
-        built_ms = r["ms"] if applied else default
+        tuned = r["ratio_to_default"] < APPLIED_BELOW
+        built_ms = r["ms"] if tuned else default
         versus = f"{min(autos) / built_ms:.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
         print(f"| {kernel} ({r['shape_class']}) | {model(r)} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
-              f"{default / r['ms']:.2f}x | {'tuned' if applied else 'defaults'} | "
+              f"{default / r['ms']:.2f}x | {'tuned' if tuned else 'defaults'} | "
               + " | ".join(baseline_text(r["baselines"].get(s)) for s in SCHEDULERS)
               + f" | {versus} | {params} |")
 

@@ -6,11 +6,11 @@ which the AOT build reads (the best record per kernel and shape class; defaults 
 
 The search space is the schedule's own declaration (each params field's choices in
 schedules/cpu/*.h, printed by build/posattn_search_space, which also checks the constraints between
-them). Candidates: the defaults first, then the params that won for the kernel's siblings (the
-other kernels of its generator, tuned on this target and machine), then random samples, then
+them). Candidates: the defaults first, then the params the build takes for the kernel's siblings
+(the other kernels of its generator, tuned on this target and machine), then random samples, then
 mutations of the best so far (one or two fields moved to a neighbouring choice), each drawn again
-until it meets the constraints; the same seed and records give the same candidates. Each candidate is compiled by the project's
-generator into a shared library, then measured by tune/measure.py's measure(): loaded into the
+until it meets the constraints; the same seed and records give the same candidates. Each
+candidate is compiled by the project's generator into a shared library, then measured by tune/measure.py's measure(): loaded into the
 runtime (posattn.load_kernel), checked against the float64 reference on the benchmark's small
 odd-sized inputs (a candidate that does not compile or is wrong is recorded as invalid, with the
 reason), and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class)
@@ -52,6 +52,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tune"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 from measure import benches_of, machine, measure_candidates  # noqa: E402
+from report import applied  # noqa: E402  (the records a build takes)
 
 # Which schedule (schedules/<family>/<kind>.h) each generator uses.
 SCHEDULE_KIND = {"sinusoidal": "encoding", "learned": "encoding", "simple_encoding": "encoding",
@@ -62,7 +63,6 @@ FEATURES = "user_context-large_buffers-no_runtime"
 # which runs on every newer GPU too (another: --target).
 GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
                "vulkan": "x86-64-linux-vulkan-vk_int64-vk_float64"}
-APPLIED_BELOW = 0.97  # the build takes a record that beat the defaults by more than 3% (cmake/tuned_records.cmake)
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
 AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
@@ -137,18 +137,20 @@ def text(params):
 
 
 def sibling_starts(records, function, target, machine, space):
-    """The search's first trials: the params that won for the other kernels of the same generator
-    on this target and machine (their latest summaries that beat their defaults by the build's
-    margin, best first), as this space's params (a field they lack at its default) that meet its
-    constraints. Variants of one schedule tend to share their best tiles."""
+    """The search's first trials: the params the build takes for the other kernels of the same
+    generator tuned on this target and machine (report.applied(), best first), as this space's
+    params (a field they lack at its default) that meet its constraints. Variants of one schedule
+    tend to share their best tiles."""
     generator = {f: entry["generator"] for f, entry in manifest().items()}
-    latest = {r["kernel"]: r for r in records
-              if r.get("best") and r["kernel"] != function and generator.get(r["kernel"]) == generator[function]
-              and (r["target"], r["machine"]) == (target, machine)}
+    siblings = {}
+    for r in records:
+        if (r.get("best") and r["kernel"] != function and generator.get(r["kernel"]) == generator[function]
+                and (r["target"], r["machine"]) == (target, machine)):
+            siblings.setdefault(r["kernel"], []).append(r)
     starts = []
-    for r in sorted(latest.values(), key=lambda r: r["ratio_to_default"]):
+    for r in sorted(filter(None, map(applied, siblings.values())), key=lambda r: r["ratio_to_default"]):
         params = {name: r["params"].get(name, default) for name, default in space.defaults().items()}
-        if r["ratio_to_default"] < APPLIED_BELOW and not space.why_invalid(params) and params not in starts:
+        if not space.why_invalid(params) and params not in starts:
             starts.append(params)
     return starts
 

@@ -9,7 +9,8 @@ namespace posattn::cpu {
 
 struct RopeParams {
     int vector_width = 0;  // float32 lanes per vector
-    int positions_per_task = 0;  // rows of one head per tile; the tile's cos/sin is shared by all heads
+    int positions_per_task = 0;  // rows of one head per tile (for a shorter sequence, about this
+                                 // many rows of several heads); its cos/sin is shared by all heads
     int pass_rows_per_task = 0;  // rows per task of the pass-through copy
 
     template <typename Visit>
@@ -20,9 +21,9 @@ struct RopeParams {
     }
 };
 
-// Through the store stage (generators/store_stage.h), a task computes its positions of one head at
-// a time, each head's tile then stored in one call; of several heads where the sequence is
-// shorter than a task's positions (decoding: every head in one call).
+// Through the store stage (generators/store_stage.h), a task computes and stores its positions of
+// one head at a time, or of a group of heads where the sequence is shorter than positions_per_task
+// (decoding: one store for up to positions_per_task heads).
 inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_pass, Halide::Func rotated,
                           Halide::Func cos_sin, const std::vector<Halide::Expr> &layouts,
                           const RopeParams &p) {
@@ -38,8 +39,13 @@ inline void schedule_rope(Halide::Func out, Halide::Func tile, Halide::Func out_
         .fuse(lo, b, task)
         .parallel(task);
     Func computed = out;
-    if (out.is_extern()) {  // one store per tile of min(positions_per_task, L) rows × heads
-        out.split(h, ho, hi, max(p.positions_per_task / L, 1), TailStrategy::GuardWithIf);
+    if (out.is_extern()) {
+        // Groups of equal size: a tail group is computed in full (like a tail tile), its heads
+        // past H read clamped and never stored.
+        Expr H = out.output_buffer().dim(3).extent();
+        Expr most = clamp(p.positions_per_task / max(L, 1), 1, max(H, 1));
+        Expr groups = (H + most - 1) / most;
+        out.split(h, ho, hi, max((H + groups - 1) / max(groups, 1), 1), TailStrategy::GuardWithIf);
         computed = tile;
         tile.compute_at(out, ho).bound(m, 0, 2).reorder(m, i, l, h);  // (the stage's region is known only at run time)
     }
