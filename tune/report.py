@@ -93,13 +93,17 @@ def main():
     fig.tight_layout()
     fig.savefig(args.plots / "tuned_vs_baselines.png", dpi=100)
 
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for n in names:
-        history, default = rows[n]["history"], rows[n]["baselines"]["default"]["ms"]
-        ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=labels[n])
-    ax.set_xlabel("trials")
-    ax.set_ylabel("best so far: speed-up over the default schedule")
-    ax.legend(fontsize=7)
+    # One panel per CPU model, its legend beside it.
+    models = sorted({m for _, m in names})
+    fig, axes = plt.subplots(len(models), 1, figsize=(11, 0.5 + 4.5 * len(models)), squeeze=False)
+    for ax, m in zip(axes[:, 0], models):
+        for n in (n for n in names if n[1] == m):
+            history, default = rows[n]["history"], rows[n]["baselines"]["default"]["ms"]
+            ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=n[0])
+        ax.set_title(m)
+        ax.set_xlabel("trials")
+        ax.set_ylabel("best so far: speed-up over the defaults")
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     fig.savefig(args.plots / "best_vs_trials.png", dpi=100)
 
