@@ -11,9 +11,9 @@ them). Candidates: the defaults first, then the params the build takes for the k
 mutations of the best so far (one or two fields moved to a neighbouring choice), each drawn again
 until it meets the constraints; the same seed and records give the same candidates. Each
 candidate is compiled by the project's generator into a shared library, then measured by
-tune/measure.py's measure(): loaded into the runtime (posattn.load_kernel), checked against the float64 reference on the benchmark's small
-odd-sized inputs (a candidate that does not compile or is wrong is recorded as invalid, with the
-reason), and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class)
+tune/measure.py's measure(): loaded into the runtime (posattn.load_kernel), checked against the
+float64 reference on the benchmark's small odd-sized inputs (a candidate that does not compile or
+is wrong is recorded as invalid, with the reason), and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class)
 interleaved with the incumbent, call by call, so that a candidate's time is its ratio to the
 incumbent in the same minute times the incumbent's time (this machine's throughput drifts); a
 candidate that beats the incumbent is timed against the defaults too, and replaces it only if
