@@ -326,6 +326,10 @@ def attention_cases():
         (1, 4, 1, 17, 129, 64, 64, True, None, None, "contiguous", 0),          # MQA
         (3, 2, 2, 19, 300, 16, 24, False, [300, 0, 7], 0.3, "contiguous", 0),   # padding, empty batch, Dv != D
         (2, 2, 1, 1, 301, 64, 64, True, [301, 200], None, "contiguous", 0),     # decode: one query
+        # Decoding with GQA runs a group's q heads as the rows of one tile (runtime/src/attention.cpp):
+        (1, 8, 2, 1, 77, 32, 24, False, None, None, "strided", 0),              # strided views, Dv != D
+        (2, 6, 2, 1, 90, 16, 16, True, [90, 33], None, "blhd", 0),              # [B, L, H, D], padding
+        (2, 4, 2, 1, 60, 16, 16, True, None, None, "contiguous", 20),           # a window: not folded
         (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous", 0),
         (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd", 0),             # [B, L, H, D] views
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2

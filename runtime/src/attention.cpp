@@ -401,11 +401,24 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
         return;
     }
-    HalideView q_view(q, false), k_view(k, false), v_view(v, false), out_view(out, true);
+    // Decoding one query with GQA: the q heads of a group see the same keys from the same
+    // position, so they run as the rows of one KV head's query tile, [B, Hq, 1, ·] viewed as
+    // [B, Hkv, group, ·]: K and V are read once per group and a tile computes `group` rows rather
+    // than one. Plain attention only (the encodings' terms differ per q head or per query row), and
+    // without a window (it masks by row position). One query sees every key, causal or not.
+    const int64_t group = s.Hq / s.Hkv;
+    const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
+    auto heads_as_rows = [&](const Tensor &t) {
+        return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
+                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}};
+    };
+    const int64_t rows = fold ? group : s.Lq;
+    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k, false), v_view(v, false),
+        out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     KernelCall kernel(args.function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
-        .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal ? 0 : s.Lq)).arg("window", int32_t(window))
+        .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal && !fold ? 0 : rows)).arg("window", int32_t(window))
         .arg("out", out_view);
     for (auto &bind : args.bind) bind(kernel);
     kernel.run();
