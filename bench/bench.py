@@ -8,7 +8,7 @@ probe, memory-bound ones with a copy and a fill stream over buffers of the same 
 ratio is the median of the per-pair ratios, so that this shared machine's drift (CPU steal,
 bandwidth) cancels. A kernel that reads and writes is held to the copy; one that only writes (a
 table) is also shown against the fill with its own store pattern. Both streams write with
-non-temporal stores, the machine's ceiling (as the store stage does for large outputs).
+non-temporal stores, the machine's ceiling (as the kernels' x86 twins do for large outputs).
 
     make run     # short showcase (5 repeats)
     make bench   # more repeats, and writes build/bench.json
@@ -86,6 +86,12 @@ def aligned_zeros(elements, alignment=64):
     return spare[start:start + elements]
 
 
+def output_array(*shape):
+    """An output as posattn allocates its own: 64-byte aligned, so that the non-temporal stores of
+    the x86 twins write whole lines (NumPy's large arrays start at 16 mod 64: README, Benchmarks)."""
+    return aligned_zeros(int(np.prod(shape))).reshape(shape)
+
+
 class Streams:
     """Copy and fill streams over 256 MiB buffers of `row`-element rows, timed alternately with a kernel."""
     def __init__(self, elements, row):
@@ -119,7 +125,7 @@ def encoding_benches(rng):
     positions = [rng.integers(0, V - 2, size=(B, S)).astype(np.int32) for _ in range(2)]
     xs = rotating(lambda: rng.standard_normal((B, S, D), dtype=np.float32), 2)
     table = rng.standard_normal((V, D), dtype=np.float32)
-    out = np.empty((B, S, D), np.float32)
+    out = output_array(B, S, D)
     omega = reference.sinusoidal_frequencies(D).astype(np.float32)
     n = B * S * D
 
@@ -204,7 +210,7 @@ def rope_benches(rng):
     """RoPE on LLaMA-shaped q, [2, 32, 4096, 128] float32 (128 MiB), against HF's eager form."""
     B, H, L, D = 2, 32, 4096, 128
     xs = rotating(lambda: rng.standard_normal((B, H, L, D), dtype=np.float32), 2)
-    out = np.empty((B, H, L, D), np.float32)
+    out = output_array(B, H, L, D)
     positions = np.arange(L, dtype=np.int32)
     yarn = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 1024}
     small = rng.standard_normal((1, 4, 64, D), dtype=np.float32)
@@ -248,7 +254,7 @@ def complex_order_benches(rng):
     amplitude = rng.standard_normal((V, D), dtype=np.float32)
     frequency = posattn.complex_order_frequency_init(V, D, "classification") / V
     phase = rng.uniform(-np.pi, np.pi, (V, D)).astype(np.float32)
-    real, imag = np.empty((B, S, D), np.float32), np.empty((B, S, D), np.float32)
+    real, imag = output_array(B, S, D), output_array(B, S, D)
     small = [a[:2, :300] for a in (ids, positions)]
 
     def eager(p):  # the public model: gather, angle, then r·cos and r·sin
@@ -320,7 +326,7 @@ def alibi_benches(rng):
     """The ALiBi bias table [16, 2048, 2048] float32 (256 MiB), against its eager float32 form."""
     H, L = 16, 2048
     slopes = posattn.alibi_slopes(H)
-    out = np.empty((H, L, L), np.float32)
+    out = output_array(H, L, L)
     m32 = slopes.astype(np.float32)[:, None, None]
     offset = (np.arange(L)[None, :] - np.arange(L)[:, None]).astype(np.float32)
     return [Bench("posattn_alibi_bias_f32", 4 * H * L * L, "GB/s",
@@ -559,7 +565,7 @@ def device_table(args, rng):
     print("|" + "---|" * len(header))
     rows = []
     for bench in all_benches(rng):
-        if args.only not in bench.name:
+        if not any(text in bench.name for text in args.only.split(",")):
             continue
         name = f"{bench.name}.{args.device}"
         try:
@@ -583,7 +589,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=pathlib.Path)
-    parser.add_argument("--only", default="", help="run only the kernels whose name contains this text")
+    parser.add_argument("--only", default="", help="run only the kernels whose name contains this text (or one "
+                                                   "of these, comma-separated)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"],
                         help="run the kernels on this GPU API (scripts/gpu_check.sh) instead of the CPU")
     args = parser.parse_args()
@@ -603,7 +610,7 @@ def main():
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for bench in all_benches(rng):
-        if args.only not in bench.name:
+        if not any(text in bench.name for text in args.only.split(",")):
             continue
         error = bench.verify(on("hand"))
         if bench.unit == "GB/s":

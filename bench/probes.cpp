@@ -1,7 +1,7 @@
 // Machine probes for the benchmarks: this machine's FMA peak and its memory streams, measured with
 // the same thread count as the kernels, so that every kernel figure can be given as a ratio.
 // The streams write with non-temporal stores, as glibc's memcpy does for large sizes and as the
-// kernels' store stage does (runtime/src/streaming_store.cpp): a copy (read + write) and a fill
+// kernels' x86 twins do (cmake/nontemporal_outputs.py): a copy (read + write) and a fill
 // (write only). With ordinary stores each store first reads its line, which would cap a fill at
 // half of a copy's bytes moved.
 #include <immintrin.h>

@@ -8,7 +8,6 @@
 #include "Halide.h"
 #include "rope.h"
 #include "schedules/rope.h"
-#include "store_stage.h"
 
 namespace posattn {
 
@@ -17,7 +16,6 @@ using namespace Halide;
 class Rope : public Generator<Rope> {
 public:
     GeneratorParam<bool> partial{"partial", false};
-    GeneratorParam<bool> store_stage{"store_stage", false};  // x86: out through store_stage.h
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
     Input<Buffer<float, 5>> x{"x"};                  // pair view of x[..., :r]
@@ -37,8 +35,7 @@ public:
     void generate() {
         cos_sin(i, l, b) = rope_cos_sin(positions(l, b), inv_freq(i), attention_factor, get_target());
         rotated(i, l, h, b) = rope_rotate(x(i, 0, l, h, b), x(i, 1, l, h, b), cos_sin(i, l, b));
-        values(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
-        tile = store_output(out, values, get_target(), store_stage && !using_autoscheduler());
+        out(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
         if (partial) (*out_pass)(c, l, h, b) = (*x_pass)(c, l, h, b);
 
         positions.set_estimates({{0, 2048}, {0, 1}});
@@ -63,13 +60,13 @@ public:
         Expr gptj = x.dim(0).stride() == 2 && x.dim(1).stride() == 1 && out.dim(0).stride() == 2 &&
                     out.dim(1).stride() == 1;
         Expr neox = x.dim(0).stride() == 1 && out.dim(0).stride() == 1;
-        schedule_rope(get_target(), schedule_params, out, tile, partial ? Func(*out_pass) : Func(), rotated, cos_sin,
+        schedule_rope(get_target(), schedule_params, out, partial ? Func(*out_pass) : Func(), rotated, cos_sin,
                       {gptj, neox});
     }
 
 private:
     Var i{"i"}, m{"m"}, c{"c"}, l{"l"}, h{"h"}, b{"b"};
-    Func values{"values"}, tile, cos_sin{"cos_sin"}, rotated{"rotated"};
+    Func cos_sin{"cos_sin"}, rotated{"rotated"};
 };
 
 }  // namespace posattn

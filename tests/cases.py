@@ -200,8 +200,8 @@ def rope_cases():
         (1, 32, 3, 64, None, "2d", None, "inplace"),
         (2, 9, 2, 32, None, "1d", None, "blhd-out"),
         (1, 5, 50, 64, None, "2d", None, "contiguous"),
-        # Outputs the x86 store stage lays out (several tiles, a tail tile): strided, [B, L, H, D]
-        # memory, and one float off alignment.
+        # Several tiles and a tail tile into strided, [B, L, H, D] and misaligned (one float off)
+        # outputs: the x86 twin's non-temporal stores at every alignment.
         (1, 3, 150, 40, None, "2d", None, "strided-out"),
         (2, 2, 131, 64, None, "1d", None, "blhd-out"),
         (1, 2, 70, 24, None, None, None, "offset-out"),

@@ -3,8 +3,8 @@
 
     .venv/bin/python tune/report.py            # prints the table, writes tune/plots/*.png
 
-- tuned_vs_baselines.png: each kernel's time, tuned vs default vs each autoscheduler, as speed-ups
-  over the default schedule;
+- tuned_vs_baselines.png: each kernel's build (tuned, or the defaults) and each autoscheduler, as
+  speed-ups over the default schedule (an autoscheduler's from the latest run that compiled them);
 - best_vs_trials.png: the best time so far against the trials tried, per kernel, relative to the
   default schedule.
 """
@@ -34,15 +34,20 @@ def applied(summaries):
     return min(winners, key=lambda r: r["ratio_to_default"], default=None)
 
 
+def ran_autoschedulers(record):
+    return any(s in record["baselines"] for s in SCHEDULERS)
+
+
 def summaries(family):
     """Per (kernel, machine model): the summary its builds take, else the latest (a build uses its
-    own CPU model's records)."""
+    own CPU model's records), and the latest summary that ran the autoschedulers (None if none did)."""
     by_model = {}
     for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
         record = json.loads(line)
         if record.get("best"):
             by_model.setdefault((record["kernel"], model(record)), []).append(record)
-    return {key: applied(records) or records[-1] for key, records in by_model.items()}
+    return {key: (applied(records) or records[-1], next((r for r in reversed(records) if ran_autoschedulers(r)), None))
+            for key, records in by_model.items()}
 
 
 def baseline_text(b):
@@ -59,31 +64,38 @@ def main():
     args = parser.parse_args()
     rows = summaries(args.family)
 
+    def speedups(r, b):
+        """Over the defaults of each one's own run (a run times everything against them): the
+        build's (the defaults where it takes no record) and each autoscheduler's that compiled."""
+        baselines = (b or r)["baselines"]
+        tuned = r["ratio_to_default"] < APPLIED_BELOW
+        found = {"build": 1 / r["ratio_to_default"] if tuned else 1.0}
+        found.update({s: baselines["default"]["ms"] / baselines[s]["ms"] for s in SCHEDULERS if "ms" in baselines.get(s, {})})
+        return found
+
     print("| kernel (shape class) | machine | trials | default ms | best found ms | best vs default | in builds for its model | "
           + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | build vs best autoscheduler | best params |")
     print("|" + "---|" * (9 + len(SCHEDULERS)))
-    for (kernel, _), r in sorted(rows.items()):
+    for (kernel, _), (r, b) in sorted(rows.items()):
         default = r["baselines"]["default"]["ms"]
-        autos = [r["baselines"][s]["ms"] for s in SCHEDULERS if "ms" in r["baselines"].get(s, {})]
-        tuned = r["ratio_to_default"] < APPLIED_BELOW
-        built_ms = r["ms"] if tuned else default
-        versus = f"{min(autos) / built_ms:.2f}x" if autos else "-"
+        found = speedups(r, b)
+        autos = [found[s] for s in SCHEDULERS if s in found]
+        versus = f"{found['build'] / max(autos):.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
         print(f"| {kernel} ({r['shape_class']}) | {model(r)} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
-              f"{default / r['ms']:.2f}x | {'tuned' if tuned else 'defaults'} | "
-              + " | ".join(baseline_text(r["baselines"].get(s)) for s in SCHEDULERS)
+              f"{default / r['ms']:.2f}x | {'tuned' if r['ratio_to_default'] < APPLIED_BELOW else 'defaults'} | "
+              + " | ".join(baseline_text((b or r)["baselines"].get(s)) for s in SCHEDULERS)
               + f" | {versus} | {params} |")
 
     args.plots.mkdir(parents=True, exist_ok=True)
     names = sorted(rows)
     labels = {n: f"{n[0]} ({n[1]})" for n in names}
     fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(names)))
-    series = [("tuned", lambda r: r["ms"])] + [
-        (s, lambda r, s=s: r["baselines"][s]["ms"] if "ms" in r["baselines"].get(s, {}) else None) for s in SCHEDULERS]
+    series = ["build", *SCHEDULERS]
     height = 0.8 / len(series)
-    for k, (label, get) in enumerate(series):
-        values = [(i, rows[n]["baselines"]["default"]["ms"] / get(rows[n])) for i, n in enumerate(names)
-                  if get(rows[n])]
+    for k, label in enumerate(series):
+        values = [(i, speedups(*rows[n]).get(label)) for i, n in enumerate(names)]
+        values = [(i, v) for i, v in values if v]
         ax.barh([i + k * height for i, _ in values], [v for _, v in values], height, label=label)
     ax.axvline(1.0, color="black", linewidth=0.8)
     ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], [labels[n] for n in names])
@@ -98,7 +110,7 @@ def main():
     fig, axes = plt.subplots(len(models), 1, figsize=(11, 0.5 + 4.5 * len(models)), squeeze=False)
     for ax, m in zip(axes[:, 0], models):
         for n in (n for n in names if n[1] == m):
-            history, default = rows[n]["history"], rows[n]["baselines"]["default"]["ms"]
+            history, default = rows[n][0]["history"], rows[n][0]["baselines"]["default"]["ms"]
             ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=n[0])
         ax.set_title(m)
         ax.set_xlabel("trials")

@@ -159,7 +159,10 @@ def sibling_starts(records, function, target, machine, space):
 
 class Compiler:
     """Compiles one kernel with given schedule params (or an autoscheduler) for a target into a
-    shared library linked against that target's libposattn: a candidate 'path:symbol'."""
+    shared library linked against that target's libposattn: a candidate 'path:symbol'. A kernel
+    with a non-temporal twin on x86 (the manifest's "nontemporal") is compiled as that twin, which
+    is what the build runs at the benchmark's sizes (cmake/nontemporal_outputs.py); the
+    autoschedulers' baselines as Halide compiles them."""
     def __init__(self, function, target, workdir):
         import halide
         entry = manifest()[function]
@@ -168,13 +171,16 @@ class Compiler:
         self.halide_lib = pathlib.Path(halide.install_dir()) / "lib64"
         arm = target.startswith("arm-64")
         self.cxx, self.libdir = ("aarch64-linux-gnu-g++", ROOT / "build-arm") if arm else ("c++", BUILD)
+        self.nontemporal = entry.get("nontemporal", False) and target.startswith("x86-64") and not any(
+            api in target for api in GPU_TARGETS)
 
     def build(self, schedule_params=None, autoscheduler=None, timeout=None):
         """Returns the candidate, or raises RuntimeError with the compiler's message."""
         self.count += 1
         symbol = f"candidate_{self.count}"
+        twin = self.nontemporal and not autoscheduler
         args = [str(BUILD / "posattn_generators"), "-g", self.generator, "-f", symbol, "-o", str(self.workdir),
-                "-e", "object", f"target={self.target}-{FEATURES}", *self.params]
+                "-e", "static_library,bitcode" if twin else "object", f"target={self.target}-{FEATURES}", *self.params]
         if autoscheduler:
             plugin = self.halide_lib / f"libautoschedule_{autoscheduler.lower()}.so"
             args[1:1] = ["-p", str(plugin)]
@@ -187,8 +193,13 @@ class Compiler:
             raise RuntimeError(f"compile took over {timeout} s") from None
         if run.returncode:
             raise RuntimeError((run.stderr.strip().splitlines() or ["compile failed"])[-1])
-        library = self.workdir / f"{symbol}.so"
-        subprocess.run([self.cxx, "-shared", "-o", str(library), str(self.workdir / f"{symbol}.o"),
+        library, compiled = self.workdir / f"{symbol}.so", [str(self.workdir / f"{symbol}.o")]
+        if twin:
+            archive = self.workdir / f"{symbol}.a"
+            subprocess.run([sys.executable, str(ROOT / "cmake" / "nontemporal_outputs.py"), str(archive),
+                            *map(str, self.workdir.glob(f"{symbol}*.bc"))], check=True, capture_output=True)
+            compiled = ["-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
+        subprocess.run([self.cxx, "-shared", "-o", str(library), *compiled,
                         f"-L{self.libdir}", "-lposattn", f"-Wl,-rpath,{self.libdir}"], check=True)
         return f"{library}:{symbol}"
 

@@ -17,11 +17,21 @@
 
 namespace posattn::detail {
 
+// A compiled pipeline's entry point: its arguments as an array of pointers (Halide's _argv form).
+using ArgvFunction = int (*)(void **);
+
 struct KernelEntry {
     const char *function, *family, *schedule;
-    int (*argv)(void **);
+    ArgvFunction argv;
     const halide_filter_metadata_t *(*metadata)();
+    // The same kernel with non-temporal output stores (x86, cmake/nontemporal_outputs.py), run
+    // for outputs of at least streaming_threshold() bytes; null where there is none.
+    ArgvFunction nontemporal_argv = nullptr;
 };
+// Outputs at least this large (bytes) are written with non-temporal stores where a kernel has a
+// twin that makes them: a quarter of the last-level cache, or POSATTN_STREAMING_THRESHOLD (the
+// tests run such kernels both ways).
+size_t streaming_threshold();
 // Calls fn on every kernel: this build's AOT kernels, then those added by load_kernel (entries
 // keep their addresses; load_kernel may add to the list from another thread).
 void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
@@ -164,6 +174,7 @@ public:
 private:
     KernelCall &bind(const char *name, void *address, halide_type_t type);
     int run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv);
+    ArgvFunction cpu_instance(const halide_filter_metadata_t *meta, const std::vector<void *> &argv) const;
 
     const KernelEntry *entry_ = nullptr;
     const halide_device_interface_t *device_ = nullptr;  // a GPU API's kernel: see run()

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -24,6 +25,20 @@ extern "C" __attribute__((weak)) int halide_vulkan_release_unused_device_allocat
 
 namespace posattn {
 namespace detail {
+
+// A quarter of the last-level cache: a larger output could not stay cached for its consumer anyway
+// (glibc's memcpy switches to non-temporal stores alike). POSATTN_STREAMING_THRESHOLD: bytes, digits only.
+size_t streaming_threshold() {
+    static const size_t bytes = [] {
+        const char *given = std::getenv("POSATTN_STREAMING_THRESHOLD");
+        char *end = nullptr;
+        size_t value = given && *given ? size_t(std::strtoull(given, &end, 10)) : 0;
+        if (end && *end == '\0') return value;
+        long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+        return llc > 0 ? size_t(llc) / 4 : size_t(8) << 20;
+    }();
+    return bytes;
+}
 
 namespace {
 std::mutex loaded_mutex;
@@ -107,11 +122,22 @@ void KernelCall::run() {
                                                       "', which the runtime did not bind with its type");
         argv[size_t(a)] = it->second.first;
     }
-    int status = device_ ? run_on_device(meta, argv) : entry_->argv(argv.data());
+    int status = device_ ? run_on_device(meta, argv) : cpu_instance(meta, argv)(argv.data());
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
                                                     entry_->family + " failed (Halide status " +
                                                     std::to_string(status) + "): " + halide_errors);
+}
+
+// The kernel, or its twin with non-temporal output stores where the outputs are too large to
+// stay cached for their consumer anyway (a store then skips reading its line first).
+ArgvFunction KernelCall::cpu_instance(const halide_filter_metadata_t *meta, const std::vector<void *> &argv) const {
+    if (!entry_->nontemporal_argv) return entry_->argv;
+    size_t output_bytes = 0;
+    for (int a = 0; a < meta->num_arguments; a++)
+        if (meta->arguments[a].kind == halide_argument_kind_output_buffer)
+            output_bytes += static_cast<const halide_buffer_t *>(argv[size_t(a)])->size_in_bytes();
+    return output_bytes >= streaming_threshold() ? entry_->nontemporal_argv : entry_->argv;
 }
 
 // Stages every buffer argument through its own device copy, runs the kernel, copies the outputs
@@ -218,7 +244,7 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
     // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
     void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!library) fail("argument 'path': " + std::string(dlerror()));
-    auto argv = reinterpret_cast<int (*)(void **)>(dlsym(library, (symbol + "_argv").c_str()));
+    auto argv = reinterpret_cast<detail::ArgvFunction>(dlsym(library, (symbol + "_argv").c_str()));
     auto metadata = reinterpret_cast<const halide_filter_metadata_t *(*)()>(dlsym(library, (symbol + "_metadata").c_str()));
     if (!argv || !metadata) {
         dlclose(library);
