@@ -102,8 +102,8 @@ def split_stores(body, tags, nontemporal):
 
 
 def mark(text):
-    """The module with its output vector stores non-temporal where aligned, those fenced before
-    each return of the functions that make them; the number of stores split."""
+    """The module with every vector store to an output non-temporal (split_stores), fenced before
+    each return of the functions that make them; the number of stores marked."""
     tags = output_tags(text)
     numbered = re.findall(r"^!(\d+) = ", text, re.M)
     nontemporal = f"!{1 + max(map(int, numbered))}"
