@@ -9,6 +9,8 @@
 //               runtime passes each channel's turns per position, frac(base^(−c/d) / 2π), as a
 //               0.64 fixed-point fraction Q in two int32 rows: hi + [lo ≥ 2^31], and lo read as
 //               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
+//               Where the runtime splits the positions (trig.h PositionSplit), the sine is the
+//               angle sum of a row of each of two tables of (sin, cos), evaluated that way.
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "schedules/gpu/vulkan_modes.h"
@@ -29,6 +31,7 @@ public:
     Input<Buffer<double, 1>> *inv_length = nullptr;    // normalized: [B]
     Input<bool> *signed_bits = nullptr, *msb_first = nullptr;  // binary
     Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
+    Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr;  // sin_only: PositionSplit
     Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
     Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
 
@@ -40,6 +43,9 @@ public:
             msb_first = add_input<bool>("msb_first");
         } else if (kind == "sin_only") {
             turns = add_input<Buffer<int32_t, 2>>("turns");
+            low_bits = add_input<int32_t>("low_bits");
+            high_first = add_input<int32_t>("high_first");
+            high_rows = add_input<int32_t>("high_rows");
         } else if (kind != "integer") {
             throw CompileError("simple_encoding: unknown kind '" + std::string(kind) +
                                "'; expected integer, normalized, binary or sin_only");
@@ -65,8 +71,21 @@ public:
         } else {
             // The high word of p·Q mod 2^64 is p·hi + ⌊p·lo / 2^32⌋ mod 2^32, a 0.32 fixed-point
             // turn (the low word dropped is < 2^−32 turn). Unsigned, so that it wraps.
-            Expr carry = cast<uint32_t>((cast<int64_t>(p) * cast<int64_t>((*turns)(c, 1))) >> 32);
-            pe = sin_of_turns(cast<uint32_t>(p) * cast<uint32_t>((*turns)(c, 0)) + carry);
+            auto turn = [&](Expr position) {
+                Expr carry = cast<uint32_t>((cast<int64_t>(position) * cast<int64_t>((*turns)(c, 1))) >> 32);
+                return cast<uint32_t>(position) * cast<uint32_t>((*turns)(c, 0)) + carry;
+            };
+            auto sin_cos = [&](Expr position) {
+                Expr t = turn(position);
+                return Tuple(sin_of_turns(t), sin_of_turns(t + Expr(uint32_t(1) << 30)));  // cos: a quarter turn on
+            };
+            high_table(c, row) = sin_cos(split().high_position(row));
+            low_table(c, row) = sin_cos(row);
+            Expr from_tables = sin_cos_of_sum(high_table(c, split().high(p)), low_table(c, split().low(p)))[0];
+            pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
+            low_bits->set_estimate(6);
+            high_first->set_estimate(0);
+            high_rows->set_estimate(64);
             turns->set_estimates({{0, 1024}, {0, 2}});
         }
         out(c, s, b) = fused ? (*x)(c, s, b) + pe : pe;
@@ -80,7 +99,8 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        schedule_encoding(get_target(), schedule_params, out);
+        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, {high_table, low_table}, split().uses_tables());
+        else schedule_encoding(get_target(), schedule_params, out);
         if (kind == "binary") {
             std::vector<Expr> flag_pairs;
             for (bool msb : {true, false})
@@ -90,7 +110,10 @@ public:
     }
 
 private:
-    Var c{"c"}, s{"s"}, b{"b"};
+    PositionSplit split() const { return {*low_bits, *high_first, *high_rows}; }  // sin_only
+
+    Var c{"c"}, s{"s"}, b{"b"}, row{"row"};
+    Func high_table{"high_table"}, low_table{"low_table"};  // sin_only
 };
 
 }  // namespace posattn

@@ -8,6 +8,8 @@
 // The layout is only strides: interleaved puts pair i at channels (2i, 2i+1) (i stride 2, m
 // stride 1), half at (i, d'/2+i) (i stride 1, m stride d'/2). So both layouts compute one sine
 // and cosine per pair. The zero last column of an odd d is the runtime's (SPEC §1).
+// Where the runtime splits the positions (trig.h PositionSplit), a pair is the angle sum of a row
+// of each of two tables, themselves evaluated as above.
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "trig.h"
@@ -23,6 +25,7 @@ public:
 
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
     Input<Buffer<double, 1>> frequencies{"frequencies"};  // ω_i, [d'/2]
+    Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"};  // PositionSplit
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
     Output<Buffer<float, 4>> out{"out"};   // pair view of [B, S, D]
 
@@ -33,13 +36,23 @@ public:
     void generate() {
         pair_omega(i) = frequencies(i);
         // The sine and cosine of one angle share its reduction and polynomials.
-        Expr angle = cast<double>(positions(s, b)) * pair_omega(i);
-        pair_sin_cos(i, s, b) = Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
+        auto sin_cos = [&](Expr position) {
+            Expr angle = cast<double>(position) * pair_omega(i);
+            return Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
+        };
+        Expr p = positions(s, b);
+        high_table(i, h) = sin_cos(split().high_position(h));
+        low_table(i, h) = sin_cos(h);
+        Tuple from_tables = sin_cos_of_sum(high_table(i, split().high(p)), low_table(i, split().low(p)));
+        pair_sin_cos(i, s, b) = select(split().uses_tables(), from_tables, sin_cos(p));
         Expr pe = select(m == 0, pair_sin_cos(i, s, b)[0], pair_sin_cos(i, s, b)[1]);
         out(i, m, s, b) = fused ? (*x)(i, m, s, b) + pe : pe;
 
         positions.set_estimates({{0, 4096}, {0, 8}});
         frequencies.set_estimates({{0, 512}});
+        low_bits.set_estimate(6);
+        high_first.set_estimate(0);
+        high_rows.set_estimate(64);
         for (OutputImageParam view : pair_views()) {
             view.dim(0).set_stride(Expr());  // 1 (half) or 2 (interleaved)
             view.dim(1).set_bounds(0, 2);
@@ -59,7 +72,8 @@ public:
             interleaved = interleaved.defined() ? interleaved && view_interleaved : view_interleaved;
             half = half.defined() ? half && view_half : view_half;
         }
-        schedule_pair_encoding(get_target(), schedule_params, out, pair_omega, pair_sin_cos, {interleaved, half});
+        schedule_pair_encoding(get_target(), schedule_params, out, {pair_omega, high_table, low_table}, pair_sin_cos,
+                               {interleaved, half}, split().uses_tables());
     }
 
 private:
@@ -69,8 +83,10 @@ private:
         return views;
     }
 
-    Var i{"i"}, m{"m"}, s{"s"}, b{"b"};
-    Func pair_omega{"pair_omega"}, pair_sin_cos{"pair_sin_cos"};
+    Var i{"i"}, m{"m"}, s{"s"}, b{"b"}, h{"h"};
+    Func pair_omega{"pair_omega"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
+
+    PositionSplit split() const { return {low_bits, high_first, high_rows}; }
 };
 
 }  // namespace posattn

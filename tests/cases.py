@@ -9,7 +9,8 @@ from harness import Case, poisoned
 # Tolerances (absolute + relative to |expected|), per kernel:
 # - sinusoidal: the angle p·ω is reduced in float64, so the error does not grow with the position;
 #   what is left is the float32 rounding of the reduced argument and of the result plus the
-#   ≤ 2 ulp minimax polynomial: well under 1e-6 for values in [−1, 1].
+#   ≤ 2 ulp minimax polynomial: well under 1e-6 for values in [−1, 1]. From split positions' tables
+#   (generators/trig.h PositionSplit) two such values per product: ~3e-7.
 SIN_ATOL, SIN_RTOL = 1e-6, 2.0**-23
 # - learned: a gather is exact, and x + table[·] is one correctly rounded float32 add.
 LEARNED_ATOL, LEARNED_RTOL = 0.0, 2.0**-24
@@ -44,6 +45,11 @@ def _strided(a, rng):
     return view
 
 
+# (positions' shape, d, lowest position, width of their range) of calls whose positions the
+# runtime splits for the trig tables: (2^6 + high rows)·8 <= rows.
+SPLIT_POSITIONS = (((3, 700), 70, -1500, 3000), ((1500,), 33, 2**31 - 4000, 4000), ((2, 900), 96, -2**31, 2500))
+
+
 def sinusoidal_cases():
     cases = []
     for layout in ("interleaved", "half"):
@@ -63,6 +69,18 @@ def sinusoidal_cases():
                                   f"{layout}-{convention}-P{'x'.join(map(str, shape))}-D{d}-base{base:g}-span{span}",
                                   run))
 
+    # Many rows over a narrow range of positions: the runtime splits them (generators/trig.h
+    # PositionSplit; at most one table row per 8 output rows), near 0 and at either end of int32.
+    for layout in ("interleaved", "half"):
+        for shape, d, lowest, width in SPLIT_POSITIONS:
+            def split(rng, call, shape=shape, d=d, lowest=lowest, width=width, layout=layout):
+                positions = (lowest + rng.integers(0, width, size=shape)).astype(np.int32)
+                before, after = _untouched(positions)
+                out = poisoned(shape + (d,))
+                posattn.sinusoidal(positions, d, layout=layout, out=out, **call)
+                return out, reference.sinusoidal(positions, d, layout=layout), SIN_ATOL, SIN_RTOL, before, after
+            cases.append(Case("posattn_sinusoidal_f32", f"{layout}-split-P{'x'.join(map(str, shape))}-D{d}-from{lowest}-width{width}", split))
+
     for layout, d in (("interleaved", 20), ("half", 21)):
         def strided_out(rng, call, layout=layout, d=d):
             positions = _strided(rng.integers(0, 5000, size=(4, 19)).astype(np.int32), rng)
@@ -77,14 +95,14 @@ def sinusoidal_cases():
 def sinusoidal_add_cases():
     cases = []
     for layout in ("interleaved", "half"):
-        for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
-                                              ((2, 9, 48), False, True)):
-            def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout):
+        for (B, S, D), broadcast, strided, span in (((2, 37, 64), False, False, 10**5), ((3, 11, 33), True, False, 10**5),
+                                                    ((2, 9, 48), False, True, 10**5), ((3, 600, 40), True, False, 2000)):
+            def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout, span=span):
                 x = rng.standard_normal((B, S, D)).astype(np.float32)
                 if strided:
                     x = _strided(x, rng)
                 pshape = (S,) if broadcast else (B, S)
-                positions = rng.integers(-10**5, 10**5, size=pshape).astype(np.int32)
+                positions = rng.integers(-span, span, size=pshape).astype(np.int32)
                 before, after = _untouched(x, positions)
                 out = poisoned((B, S, D))
                 posattn.sinusoidal_add(x, positions, layout=layout, convention="t2t", out=out, **call)
@@ -92,7 +110,8 @@ def sinusoidal_add_cases():
                                                                        layout=layout, convention="t2t")
                 return out, expected, SIN_ATOL, SIN_RTOL, before, after
             cases.append(Case("posattn_sinusoidal_add_f32",
-                              f"{layout}-t2t-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}{'-strided' if strided else ''}",
+                              f"{layout}-t2t-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}{'-strided' if strided else ''}"
+                              f"{'-split' if span < 10**5 else ''}",
                               run))
     return cases
 
@@ -155,6 +174,26 @@ def simple_cases():
                     fn(positions, d, **options, out=out, **call)
                     return out, ref(positions, d, **options), atol, rtol, before, after
                 cases.append(Case(f"posattn_{kind}_f32", f"{_label(options)}-P{'x'.join(map(str, shape))}-D{d}", run))
+            if kind == "sin_only":
+                for shape, d, lowest, width in SPLIT_POSITIONS:
+                    def split(rng, call, shape=shape, d=d, lowest=lowest, width=width, options=options):
+                        positions = (lowest + rng.integers(0, width, size=shape)).astype(np.int32)
+                        before, after = _untouched(positions)
+                        out = poisoned(shape + (d,))
+                        posattn.sin_only(positions, d, **options, out=out, **call)
+                        return out, reference.sin_only(positions, d, **options), SIN_ATOL, SIN_RTOL, before, after
+                    cases.append(Case("posattn_sin_only_f32", f"{_label(options)}-split-P{'x'.join(map(str, shape))}-D{d}"
+                                      f"-from{lowest}-width{width}", split))
+
+                def split_add(rng, call, options=options):
+                    x = rng.standard_normal((3, 600, 40)).astype(np.float32)
+                    positions = rng.integers(-1000, 1000, size=600).astype(np.int32)
+                    before, after = _untouched(x, positions)
+                    out = poisoned(x.shape)
+                    posattn.sin_only_add(x, positions, **options, out=out, **call)
+                    expected = x.astype(np.float64) + reference.sin_only(np.broadcast_to(positions, (3, 600)), 40, **options)
+                    return out, expected, SIN_ATOL, SIN_RTOL, before, after
+                cases.append(Case("posattn_sin_only_add_f32", f"{_label(options)}-split-B3-S600-D40-broadcast", split_add))
             for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
                                                   ((2, 9, 48), False, True)):
                 def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, options=options,

@@ -54,6 +54,22 @@ def test_sinusoid_odd_width_appends_a_zero_column(rng):
     np.testing.assert_array_equal(odd[:, :32], posattn.sinusoidal(p, 32))
 
 
+@pytest.mark.parametrize("encoding", ["sinusoidal", "sin_only"])
+def test_trig_tables_of_split_positions_are_used_and_agree_with_direct_evaluation(rng, encoding):
+    """2000 rows over 6000 positions read sin/cos from tables of the positions' high and low bits
+    (generators/trig.h PositionSplit); a call of one row evaluates them directly. Both are within the
+    kernels' tolerance of float64, and they differ in the last bits somewhere, which shows that the
+    tables ran."""
+    fn, d = getattr(posattn, encoding), 64
+    positions = rng.integers(-3000, 3000, size=2000).astype(np.int32)
+    from_tables = fn(positions, d)
+    direct = np.stack([fn(positions[i:i + 1], d)[0] for i in range(0, 2000, 10)])
+    expected = getattr(reference, encoding)(positions[::10], d)
+    np.testing.assert_allclose(from_tables[::10], expected, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(direct, expected, rtol=0, atol=1e-6)
+    assert (from_tables[::10] != direct).any()
+
+
 @pytest.mark.parametrize("layout", ["neox", "gptj"])
 def test_rope_preserves_norms_and_position_zero_is_identity(rng, layout):
     x = rng.standard_normal((2, 3, 40, 64)).astype(np.float32)

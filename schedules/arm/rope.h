@@ -12,7 +12,6 @@ inline cpu::RopeParams rope_defaults() {
     cpu::RopeParams p;
     p.vector_width = 4;
     p.positions_per_task = 128;
-    p.pass_rows_per_task = 64;
     return p;
 }
 

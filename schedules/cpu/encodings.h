@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedules/specialize.h"
 
 namespace posattn::cpu {
 
@@ -26,17 +27,20 @@ inline Halide::Var parallel_rows(Halide::Func out, Halide::Var s, Halide::Var b,
     return row;
 }
 
-// Per-channel tables, computed once per call.
+// Per-channel tables (c) and tables of position parts (c, row), computed once per call.
 inline void schedule_column_tables(const std::vector<Halide::Func> &tables, const EncodingParams &p) {
-    for (Halide::Func t : tables)
+    for (Halide::Func t : tables) {
         t.compute_root().vectorize(t.args()[0], p.vector_width, Halide::TailStrategy::GuardWithIf);
+        if (t.dimensions() == 2) t.parallel(t.args()[1]);
+    }
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const EncodingParams &p) {
+                              const Halide::Expr &uses_tables, const EncodingParams &p) {
     Halide::Var c = out.args()[0];
     parallel_rows(out, out.args()[1], out.args()[2], p);
     out.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    specialize_cases(out, {}, uses_tables);
     schedule_column_tables(column_tables, p);
 }
 
@@ -45,15 +49,16 @@ inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> 
 // slower here at 512 pairs). Under each layout condition the strides are constants: the half
 // layout stores two dense vectors, and the interleaved one two stride-2 vectors, which Halide
 // merges into dense interleaving stores.
-inline void schedule_pair_encoding(Halide::Func out, Halide::Func column, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const EncodingParams &p) {
+inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
+                                   const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables,
+                                   const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1];
     parallel_rows(out, out.args()[2], out.args()[3], p);
     out.reorder(m, i).vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
-    for (const Expr &layout : layouts) out.specialize(layout);
+    specialize_cases(out, layouts, uses_tables);
     pairs.compute_at(out, i).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
-    schedule_column_tables({column}, p);
+    schedule_column_tables(column_tables, p);
 }
 
 }  // namespace posattn::cpu

@@ -10,13 +10,11 @@ namespace posattn::cpu {
 struct RopeParams {
     int vector_width = 0;  // float32 lanes per vector
     int positions_per_task = 0;  // rows of one head per tile; its cos/sin is shared by all heads
-    int pass_rows_per_task = 0;  // rows per task of the pass-through copy
 
     template <typename Visit>
     void fields(Visit &&visit) {
         visit("vector_width", vector_width, {4, 8, 16, 32});
         visit("positions_per_task", positions_per_task, {16, 32, 64, 128, 256, 512});
-        visit("pass_rows_per_task", pass_rows_per_task, {16, 32, 64, 128, 256});
     }
 };
 
@@ -38,12 +36,14 @@ inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func 
     cos_sin.compute_at(out, task).vectorize(cos_sin.args()[0], p.vector_width, TailStrategy::GuardWithIf);
 
     if (!out_pass.defined()) return;
-    Var c = out_pass.args()[0], row("row"), rows("rows");
-    out_pass.fuse(out_pass.args()[1], out_pass.args()[2], row)
-        .fuse(row, out_pass.args()[3], row)
-        .split(row, rows, row, p.pass_rows_per_task, TailStrategy::GuardWithIf)
-        .parallel(rows)
-        .vectorize(c, p.vector_width, TailStrategy::GuardWithIf);
+    // The pass-through channels of each row are copied in the same loop over rows, right after
+    // its rotated ones: one stream through the rows instead of two strided passes.
+    out_pass.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
+        .reorder(out_pass.args()[0], li, h, lo, b)
+        .fuse(lo, b, task)
+        .parallel(task)
+        .vectorize(out_pass.args()[0], p.vector_width, TailStrategy::GuardWithIf)
+        .compute_with(out, li);
 }
 
 }  // namespace posattn::cpu

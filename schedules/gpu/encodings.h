@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedules/specialize.h"
 
 namespace posattn::gpu {
 
@@ -36,28 +37,35 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
     using namespace Halide;
     for (Func t : tables) {
         Var c = t.args()[0], co("co"), ci("ci");
-        t.compute_root().gpu_tile(c, co, ci, p.channel_threads * p.row_threads, TailStrategy::GuardWithIf);
+        if (t.dimensions() == 2) {
+            Var row = t.args()[1], ro("ro"), ri("ri");
+            t.compute_root().gpu_tile(c, row, co, ro, ci, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+        } else {
+            t.compute_root().gpu_tile(c, co, ci, p.channel_threads * p.row_threads, TailStrategy::GuardWithIf);
+        }
     }
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const EncodingParams &p) {
+                              const Halide::Expr &uses_tables, const EncodingParams &p) {
     gpu_rows(out, p);
+    specialize_cases(out, {}, uses_tables);
     schedule_column_tables(column_tables, p);
 }
 
 // Each thread computes one pair and stores both members.
-inline void schedule_pair_encoding(Halide::Func out, Halide::Func column, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const EncodingParams &p) {
+inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
+                                   const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables,
+                                   const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], s = out.args()[2], b = out.args()[3];
     Var row("row"), io("io"), ii("ii"), ro("ro"), ri("ri");
     out.reorder(m, i, s, b).fuse(s, b, row)
         .gpu_tile(i, row, io, ro, ii, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf)
         .unroll(m);
-    for (const Expr &layout : layouts) out.specialize(layout);
+    specialize_cases(out, layouts, uses_tables);
     pairs.compute_at(out, ii);
-    schedule_column_tables({column}, p);
+    schedule_column_tables(column_tables, p);
 }
 
 }  // namespace posattn::gpu

@@ -14,7 +14,6 @@ inline cpu::RopeParams rope_defaults() {
     cpu::RopeParams p;
     p.vector_width = 16;
     p.positions_per_task = 128;
-    p.pass_rows_per_task = 64;
     return p;
 }
 
