@@ -105,6 +105,13 @@ def test_search_is_reproducible_from_its_seed(tune):
     assert draws[0] == draws[1]
 
 
+def test_records_of_an_earlier_search_space_map_onto_the_current_one(tune):
+    """A search resumes from records made before a field was added (at its default) or removed (dropped)."""
+    space = tune.Space(spaces()["x86"]["rope"])
+    old = dict(positions_per_task=512, pass_rows_per_task=64)  # a field removed since; vector_width unrecorded
+    assert space.of(old) == dict(space.defaults(), positions_per_task=512)
+
+
 def test_search_starts_from_what_won_for_the_kernels_siblings(tune):
     """The first trials of Shaw attention: the params the build takes for the other attention kernels
     on the same target and machine (each one's lowest ratio to its defaults below the build's bar,

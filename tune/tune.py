@@ -112,6 +112,11 @@ class Space:
     def defaults(self):
         return {name: d for name, (d, _) in self.fields.items()}
 
+    def of(self, params):
+        """Params recorded under an earlier version of this space, as this one's: a field added since
+        at its default, one removed since dropped."""
+        return {name: params.get(name, d) for name, (d, _) in self.fields.items()}
+
     def sample(self, rng):
         return self._valid(lambda: {name: int(rng.choice(choices)) for name, (_, choices) in self.fields.items()})
 
@@ -151,7 +156,7 @@ def sibling_starts(records, function, target, machine, space):
             siblings.setdefault(r["kernel"], []).append(r)
     starts = []
     for r in sorted(filter(None, map(applied, siblings.values())), key=lambda r: r["ratio_to_default"]):
-        params = {name: r["params"].get(name, default) for name, default in space.defaults().items()}
+        params = space.of(r["params"])
         if not space.why_invalid(params) and params not in starts:
             starts.append(params)
     return starts
@@ -303,11 +308,12 @@ def tune(function, bench_obj, args):
                 (function, target, bench_obj.name, where)]
     if previous:
         earlier = min(previous, key=lambda r: r["ratio_to_default"])
+        params = space.of(earlier["params"])
         try:
-            candidate = compiler.build(earlier["params"])
+            candidate = compiler.build(params)
             ratio, _ = runner.ratio(default, candidate, max_error)
             if ratio is not None and ratio < 1:
-                best = dict(params=earlier["params"], candidate=candidate, seconds=default_s * ratio)
+                best = dict(params=params, candidate=candidate, seconds=default_s * ratio)
         except RuntimeError:
             pass
     history = [dict(trial=0, best_ms=best["seconds"] * 1e3)]
