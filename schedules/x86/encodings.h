@@ -4,6 +4,8 @@
 // sinusoid table interleaved 26 GB/s (73-78% of the copy stream, 93% of the fill), half 18-20 GB/s
 // (~100% of a fill with its two-run store pattern), x + sinusoid 33 GB/s (~99% of copy), learned
 // gathers 31 GB/s (~98% of copy). rows_per_task 64 over 16: +8% on the tables.
+// Intel Xeon (2026-12-01), non-temporal twins, of the non-temporal copy: sinusoid 71-78% (half
+// 77%) and sin-only 62-68% from split-position tables, integer 120%, learned 118%.
 #pragma once
 
 #include "schedules/cpu/encodings.h"

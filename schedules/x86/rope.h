@@ -4,6 +4,7 @@
 // 94% of the ordinary-store copy stream with 128 positions per task (83% with 32). On the Intel
 // Xeon (105 MiB L3, 2026-12-01) its non-temporal twin (cmake/nontemporal_outputs.py): 96% of the
 // non-temporal copy, 12.8 ms, 1.43x the store stage it replaced (65%, 18.2 ms), alternated.
+// Partial RoPE (r = D/2), pass-through copied in the rotated loop: 101% (two passes: 53%).
 #pragma once
 
 #include "schedules/cpu/rope.h"
