@@ -10,7 +10,8 @@ from harness import Case, poisoned
 # - sinusoidal: the angle p·ω is reduced in float64, so the error does not grow with the position;
 #   what is left is the float32 rounding of the reduced argument and of the result plus the
 #   ≤ 2 ulp minimax polynomial: well under 1e-6 for values in [−1, 1]. From split positions' tables
-#   (generators/trig.h PositionSplit) two such values per product: ~3e-7.
+#   (generators/trig.h PositionSplit) two such values per product, and the split angle's own
+#   rounding (≤ 2.4e-7 at 2^31 radians): ≤ 7e-7.
 SIN_ATOL, SIN_RTOL = 1e-6, 2.0**-23
 # - learned: a gather is exact, and x + table[·] is one correctly rounded float32 add.
 LEARNED_ATOL, LEARNED_RTOL = 0.0, 2.0**-24
@@ -46,8 +47,10 @@ def _strided(a, rng):
 
 
 # (positions' shape, d, lowest position, width of their range) of calls whose positions the
-# runtime splits for the trig tables: (2^6 + high rows)·8 <= rows.
-SPLIT_POSITIONS = (((3, 700), 70, -1500, 3000), ((1500,), 33, 2**31 - 4000, 4000), ((2, 900), 96, -2**31, 2500))
+# runtime splits for the trig tables: (2^low_bits + high rows)·8 <= rows; one position repeated
+# (low_bits 0, one row per table) at either end of int32.
+SPLIT_POSITIONS = (((3, 700), 70, -1500, 3000), ((1500,), 33, 2**31 - 4000, 4000), ((2, 900), 96, -2**31, 2500),
+                   ((20,), 24, 2**31 - 1, 1), ((4, 5), 17, -2**31, 1))
 
 
 def sinusoidal_cases():

@@ -65,13 +65,15 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
 }
 
 // How a trig encoding kernel reads sin/cos(p·ω) (generators/trig.h PositionSplit): from tables
-// over the high and the low bits of the positions, when those tables have at most one row per
-// kTableRowsPerOutputRow rows of the output (each table row costs as much as an output row
-// evaluated directly); else, with high_rows 0, evaluated per element. low_bits takes half the
-// bits of the positions' range, which makes the two tables about equally long.
-constexpr int64_t kTableRowsPerOutputRow = 8;
+// over the high and the low bits of the positions where those tables are small, at most one table
+// row per kTableRowsPerOutputRow rows of the output (a table row costs one or two sines per
+// channel, as much as an output row evaluated directly or twice that) and at most kTableBytes in
+// all (measured faster only with tables that stay in a core's L2: 1.5 MiB on the Intel Xeon);
+// else, with high_rows 0, evaluated per element. low_bits takes half the bits of the positions'
+// range, which makes the two tables about equally long. `table_row_bytes`: one row of one table.
+constexpr int64_t kTableRowsPerOutputRow = 8, kTableBytes = int64_t(2) << 20;
 
-void bind_position_split(KernelCall &kernel, const Tensor &positions, int64_t batch) {
+void bind_position_split(KernelCall &kernel, const Tensor &positions, int64_t batch, int64_t table_row_bytes) {
     int32_t lowest = INT32_MAX, highest = INT32_MIN;
     for_each_position(positions, batch, [&](int64_t, int32_t p) {
         lowest = std::min(lowest, p);
@@ -79,8 +81,11 @@ void bind_position_split(KernelCall &kernel, const Tensor &positions, int64_t ba
     });
     int64_t rows = positions_2d(positions, batch).numel();
     int32_t low_bits = int32_t(std::lround(std::log2(double(int64_t(highest) - lowest + 1)) / 2));
+    // Arithmetic shifts: floor(p / 2^low_bits), as the kernel's Halide division rounds.
     int32_t high_first = lowest >> low_bits, high_rows = (highest >> low_bits) - high_first + 1;
-    if (((int64_t(1) << low_bits) + high_rows) * kTableRowsPerOutputRow > rows) low_bits = high_first = high_rows = 0;
+    int64_t table_rows = (int64_t(1) << low_bits) + high_rows;
+    if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
+        low_bits = high_first = high_rows = 0;
     kernel.arg("low_bits", low_bits).arg("high_first", high_first).arg("high_rows", high_rows);
 }
 
@@ -106,7 +111,7 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
         kernel.arg("positions", pos_view).arg("frequencies", freq_view).arg("out", out_view);
-        bind_position_split(kernel, positions, out3.shape[0]);
+        bind_position_split(kernel, positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)));  // (sin, cos) per pair
         std::optional<HalideView> x_view;
         if (x) kernel.arg("x", x_view.emplace(detail::channels(*x, 0, 2 * pairs), false, o.layout));
         kernel.run();
@@ -224,7 +229,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
-        bind_position_split(k, positions, with_leading_batch(out).shape[0]);
+        bind_position_split(k, positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)));  // (sin, cos) per channel
     });
 }
 
