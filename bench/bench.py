@@ -86,6 +86,11 @@ def aligned_zeros(elements, alignment=64):
     return spare[start:start + elements]
 
 
+def selected(bench, only):
+    """Whether --only picks this benchmark: its name contains the text, or one of the comma-separated texts."""
+    return any(text in bench.name for text in only.split(","))
+
+
 def output_array(*shape):
     """An output as posattn allocates its own: 64-byte aligned, so that the non-temporal stores of
     the x86 twins write whole lines (NumPy's large arrays start at 16 mod 64: README, Benchmarks)."""
@@ -565,7 +570,7 @@ def device_table(args, rng):
     print("|" + "---|" * len(header))
     rows = []
     for bench in all_benches(rng):
-        if not any(text in bench.name for text in args.only.split(",")):
+        if not selected(bench, args.only):
             continue
         name = f"{bench.name}.{args.device}"
         try:
@@ -610,7 +615,7 @@ def main():
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for bench in all_benches(rng):
-        if not any(text in bench.name for text in args.only.split(",")):
+        if not selected(bench, args.only):
             continue
         error = bench.verify(on("hand"))
         if bench.unit == "GB/s":

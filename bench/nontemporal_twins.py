@@ -43,7 +43,7 @@ def main():
     print("| benchmark | of copy, kernel | of copy, twin | twin speed-up |\n|---|---|---|---|")
     for b in benches:
         function = b.name.split("[")[0]
-        if function not in twinned or not any(text in b.name for text in args.only.split(",")):
+        if function not in twinned or not bench.selected(b, args.only):
             continue
         library = workdir / f"{function}.so"
         if not library.exists():

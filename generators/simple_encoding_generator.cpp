@@ -79,9 +79,7 @@ public:
                 Expr t = turn(position);
                 return Tuple(sin_of_turns(t), sin_of_turns(t + Expr(uint32_t(1) << 30)));  // cos: a quarter turn on
             };
-            high_table(c, row) = sin_cos(split().high_position(row));
-            low_table(c, row) = sin_cos(row);
-            Expr from_tables = sin_cos_of_sum(high_table(c, split().high(p)), low_table(c, split().low(p)))[0];
+            Expr from_tables = split().from_tables(high_table, low_table, c, row, p, sin_cos)[0];
             pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
             low_bits->set_estimate(6);
             high_first->set_estimate(0);

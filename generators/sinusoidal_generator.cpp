@@ -41,10 +41,8 @@ public:
             return Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
         };
         Expr p = positions(s, b);
-        high_table(i, h) = sin_cos(split().high_position(h));
-        low_table(i, h) = sin_cos(h);
-        Tuple from_tables = sin_cos_of_sum(high_table(i, split().high(p)), low_table(i, split().low(p)));
-        pair_sin_cos(i, s, b) = select(split().uses_tables(), from_tables, sin_cos(p));
+        pair_sin_cos(i, s, b) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
+                                       sin_cos(p));
         Expr pe = select(m == 0, pair_sin_cos(i, s, b)[0], pair_sin_cos(i, s, b)[1]);
         out(i, m, s, b) = fused ? (*x)(i, m, s, b) + pe : pe;
 

@@ -8,6 +8,8 @@
 // minimax polynomials (Cephes sinf/cosf coefficients, ≤ 1 ulp on that interval).
 #pragma once
 
+#include <functional>
+
 #include "Halide.h"
 
 namespace posattn {
@@ -116,6 +118,16 @@ struct PositionSplit {
     Halide::Expr low(const Halide::Expr &p) const { return Halide::clamp(p % (1 << low_bits), 0, (1 << low_bits) - 1); }
     // The position whose angle row `high` of the high table holds (≤ p, so it fits in int32).
     Halide::Expr high_position(const Halide::Expr &high) const { return (high_first + high) * (1 << low_bits); }
+
+    // Defines the two tables over (channel c, table row) from sin_cos(position), the (sin, cos) of
+    // position·ω_c, and returns (sin, cos) of p·ω_c read from them.
+    Halide::Tuple from_tables(Halide::Func high_table, Halide::Func low_table, const Halide::Var &c,
+                              const Halide::Var &row, const Halide::Expr &p,
+                              const std::function<Halide::Tuple(Halide::Expr)> &sin_cos) const {
+        high_table(c, row) = sin_cos(high_position(row));
+        low_table(c, row) = sin_cos(row);
+        return sin_cos_of_sum(high_table(c, high(p)), low_table(c, low(p)));
+    }
 };
 
 }  // namespace posattn

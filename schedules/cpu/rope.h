@@ -23,12 +23,12 @@ inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func 
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], l = out.args()[2], h = out.args()[3], b = out.args()[4];
     Var lo("lo"), li("li"), task("task");
-    out.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
-        .reorder(m, i, li, h, lo, b)
-        .fuse(lo, b, task)
-        .parallel(task)
-        .vectorize(i, p.vector_width, TailStrategy::GuardWithIf)
-        .unroll(m);
+    // Tasks of positions_per_task rows of one batch, each head in turn; `inner`: the loops inside a row.
+    auto row_tasks = [&](Func f, std::vector<VarOrRVar> inner) -> Func {
+        inner.insert(inner.end(), {li, h, lo, b});
+        return f.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf).reorder(inner).fuse(lo, b, task).parallel(task);
+    };
+    row_tasks(out, {m, i}).vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
     for (const Expr &layout : layouts) out.specialize(layout);
     // The rotation of a vector of pairs is computed (reading both members) before either member
     // is stored, which keeps an in-place call (out aliasing x) correct.
@@ -38,12 +38,8 @@ inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func 
     if (!out_pass.defined()) return;
     // The pass-through channels of each row are copied in the same loop over rows, right after
     // its rotated ones: one stream through the rows instead of two strided passes.
-    out_pass.split(l, lo, li, p.positions_per_task, TailStrategy::GuardWithIf)
-        .reorder(out_pass.args()[0], li, h, lo, b)
-        .fuse(lo, b, task)
-        .parallel(task)
-        .vectorize(out_pass.args()[0], p.vector_width, TailStrategy::GuardWithIf)
-        .compute_with(out, li);
+    Var c = out_pass.args()[0];
+    row_tasks(out_pass, {c}).vectorize(c, p.vector_width, TailStrategy::GuardWithIf).compute_with(out, li);
 }
 
 }  // namespace posattn::cpu
