@@ -10,7 +10,10 @@
 //               0.64 fixed-point fraction Q in two int32 rows: hi + [lo ≥ 2^31], and lo read as
 //               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
 //               Where the runtime splits the positions (trig.h PositionSplit), the sine is the
-//               angle sum of a row of each of two tables of (sin, cos), evaluated that way.
+//               angle sum of a row of each of two tables of (sin, cos), evaluated that way, and
+//               the rows run in the runtime's order (trig.h OrderedRows).
+#include <optional>
+
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "schedules/gpu/vulkan_modes.h"
@@ -32,6 +35,7 @@ public:
     Input<bool> *signed_bits = nullptr, *msb_first = nullptr;  // binary
     Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
     Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr;  // sin_only: PositionSplit
+    Input<Buffer<int32_t, 1>> *row_order = nullptr;    // sin_only: trig.h OrderedRows
     Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
     Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
 
@@ -43,6 +47,7 @@ public:
             msb_first = add_input<bool>("msb_first");
         } else if (kind == "sin_only") {
             turns = add_input<Buffer<int32_t, 2>>("turns");
+            row_order = add_input<Buffer<int32_t, 1>>("row_order");
             low_bits = add_input<int32_t>("low_bits");
             high_first = add_input<int32_t>("high_first");
             high_rows = add_input<int32_t>("high_rows");
@@ -54,12 +59,17 @@ public:
     }
 
     void generate() {
-        Expr p = positions(s, b), d = out.dim(0).extent();
+        // The row written, (s, b): out's own, or for sin_only the k-th of the runtime's order of
+        // rows (trig.h OrderedRows), so that rows reading the same table rows run in turn.
+        std::optional<OrderedRows> ordered;
+        if (kind == "sin_only") ordered.emplace(*row_order, out.dim(1).extent(), out.dim(2).extent());
+        Expr row_s = ordered ? ordered->position(ordered->k) : s, row_b = ordered ? ordered->batch(ordered->k) : b;
+        Expr p = positions(row_s, row_b), d = out.dim(0).extent();
         Expr pe;
         if (kind == "integer") {
             pe = cast<float>(p);
         } else if (kind == "normalized") {
-            pe = cast<float>(cast<double>(p) * (*inv_length)(b));
+            pe = cast<float>(cast<double>(p) * (*inv_length)(row_b));
             inv_length->set_estimates({{0, 8}});
         } else if (kind == "binary") {
             // p < 2^31, so bits 31 and up are 0 (and shifting by them would be undefined).
@@ -86,7 +96,14 @@ public:
             high_rows->set_estimate(64);
             turns->set_estimates({{0, 1024}, {0, 2}});
         }
-        out(c, s, b) = fused ? (*x)(c, s, b) + pe : pe;
+        Expr value = fused ? (*x)(c, row_s, row_b) + pe : pe;
+        if (ordered) {
+            out(c, s, b) = undef<float>();
+            out(c, row_s, row_b) = value;
+            row_order->set_estimates({{0, 4096 * 8}});
+        } else {
+            out(c, s, b) = value;
+        }
 
         positions.set_estimates({{0, 4096}, {0, 8}});
         if (fused) x->set_estimates({{0, 1024}, {0, 4096}, {0, 8}});

@@ -9,7 +9,8 @@
 // stride 1), half at (i, d'/2+i) (i stride 1, m stride d'/2). So both layouts compute one sine
 // and cosine per pair. The zero last column of an odd d is the runtime's (SPEC §1).
 // Where the runtime splits the positions (trig.h PositionSplit), a pair is the angle sum of a row
-// of each of two tables, themselves evaluated as above.
+// of each of two tables, themselves evaluated as above. Rows run in the runtime's order (trig.h
+// OrderedRows).
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "trig.h"
@@ -24,6 +25,7 @@ public:
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
+    Input<Buffer<int32_t, 1>> row_order{"row_order"};  // the rows b·S + s in the order to compute them
     Input<Buffer<double, 1>> frequencies{"frequencies"};  // ω_i, [d'/2]
     Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"};  // PositionSplit
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
@@ -40,13 +42,18 @@ public:
             Expr angle = cast<double>(position) * pair_omega(i);
             return Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
         };
-        Expr p = positions(s, b);
-        pair_sin_cos(i, s, b) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
-                                       sin_cos(p));
-        Expr pe = select(m == 0, pair_sin_cos(i, s, b)[0], pair_sin_cos(i, s, b)[1]);
-        out(i, m, s, b) = fused ? (*x)(i, m, s, b) + pe : pe;
+        // Row n of the order in which rows are computed (trig.h OrderedRows), and its position.
+        OrderedRows rows(row_order, out.dim(2).extent(), out.dim(3).extent());
+        Expr p = positions(rows.position(n), rows.batch(n));
+        pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
+                                    sin_cos(p));
+        Expr pe = select(m == 0, pair_sin_cos(i, rows.k)[0], pair_sin_cos(i, rows.k)[1]);
+        Expr s_k = rows.position(rows.k), b_k = rows.batch(rows.k);
+        out(i, m, s, b) = undef<float>();
+        out(i, m, s_k, b_k) = fused ? (*x)(i, m, s_k, b_k) + pe : pe;
 
         positions.set_estimates({{0, 4096}, {0, 8}});
+        row_order.set_estimates({{0, 4096 * 8}});
         frequencies.set_estimates({{0, 512}});
         low_bits.set_estimate(6);
         high_first.set_estimate(0);
@@ -81,7 +88,7 @@ private:
         return views;
     }
 
-    Var i{"i"}, m{"m"}, s{"s"}, b{"b"}, h{"h"};
+    Var i{"i"}, m{"m"}, s{"s"}, b{"b"}, h{"h"}, n{"n"};
     Func pair_omega{"pair_omega"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
 
     PositionSplit split() const { return {low_bits, high_first, high_rows}; }

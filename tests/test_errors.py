@@ -315,3 +315,14 @@ def test_device_that_is_absent_is_a_clear_error(rng):
         posattn.integer(positions(rng, 3), 4, out=out, device="cuda")
     assert str(info.value).startswith("posattn"), info.value
     np.testing.assert_array_equal(out, 7.0)
+
+
+@pytest.mark.parametrize("encoding", ["sin_only", "integer"])
+def test_more_rows_than_int32_holds_are_an_error(encoding):
+    """B·S beyond 2^31 − 1 rows (which the kernels number in int32), from broadcast positions and an
+    8 GiB output that is never touched."""
+    positions = np.broadcast_to(np.int32(7), (2, 2**30 + 1))
+    out = np.empty((2, 2**30 + 1, 1), np.float32)
+    with pytest.raises(ValueError, match=r"'positions' gives 2147483650 rows \(B·S\); expected at most 2\^31-1"):
+        getattr(posattn, encoding)(positions, 1, out=out)
+

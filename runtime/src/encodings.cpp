@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <vector>
 
 #include "internal.h"
@@ -37,6 +38,10 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
             check.dim(out, "out", a, positions.shape[a], "positions' shape " + shape_string(positions.shape));
     }
     check.output(out, "out");
+    // The kernels number the rows (b, s) in int32.
+    int64_t rows = x ? x->shape[0] * x->shape[1] : positions.numel();
+    if (rows > INT32_MAX)
+        check.fail("argument 'positions' gives " + std::to_string(rows) + " rows (B·S); expected at most 2^31-1");
 }
 
 // One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
@@ -71,23 +76,57 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
 // all (measured faster only with tables that stay in a core's L2: 1.5 MiB on the Intel Xeon);
 // else, with high_rows 0, evaluated per element. low_bits takes half the bits of the positions'
 // range, which makes the two tables about equally long. `table_row_bytes`: one row of one table.
+// Where a table form (no x) reads tables, it computes the rows sorted by position
+// (generators/trig.h OrderedRows); otherwise in their own order. The x + PE forms read x's rows
+// in that order too, which cost as much as the tables' reuse gained (sinusoid x + PE 0.90x,
+// sin-only 1.01x, on the benchmark's random positions).
 constexpr int64_t kTableRowsPerOutputRow = 8, kTableBytes = int64_t(2) << 20;
 
-void bind_position_split(KernelCall &kernel, const Tensor &positions, int64_t batch, int64_t table_row_bytes) {
-    int32_t lowest = INT32_MAX, highest = INT32_MIN;
-    for_each_position(positions, batch, [&](int64_t, int32_t p) {
-        lowest = std::min(lowest, p);
-        highest = std::max(highest, p);
-    });
-    int64_t rows = positions_2d(positions, batch).numel();
-    int32_t low_bits = int32_t(std::lround(std::log2(double(int64_t(highest) - lowest + 1)) / 2));
-    // Arithmetic shifts: floor(p / 2^low_bits), as the kernel's Halide division rounds.
-    int32_t high_first = lowest >> low_bits, high_rows = (highest >> low_bits) - high_first + 1;
-    int64_t table_rows = (int64_t(1) << low_bits) + high_rows;
-    if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
-        low_bits = high_first = high_rows = 0;
-    kernel.arg("low_bits", low_bits).arg("high_first", high_first).arg("high_rows", high_rows);
-}
+class PositionTables {
+public:
+    PositionTables(const Tensor &positions, int64_t batch, int64_t table_row_bytes, bool by_position) {
+        std::vector<int32_t> row_positions;
+        row_positions.reserve(size_t(positions_2d(positions, batch).numel()));
+        for_each_position(positions, batch, [&](int64_t, int32_t p) { row_positions.push_back(p); });
+        auto [lowest, highest] = std::minmax_element(row_positions.begin(), row_positions.end());
+        int64_t rows = int64_t(row_positions.size());
+        low_bits_ = int32_t(std::lround(std::log2(double(int64_t(*highest) - *lowest + 1)) / 2));
+        // Arithmetic shifts: floor(p / 2^low_bits), as the kernel's Halide division rounds.
+        high_first_ = *lowest >> low_bits_, high_rows_ = (*highest >> low_bits_) - high_first_ + 1;
+        int64_t table_rows = (int64_t(1) << low_bits_) + high_rows_;
+        if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
+            low_bits_ = high_first_ = high_rows_ = 0;
+        order_.resize(size_t(rows));
+        for (int64_t r = 0; r < rows; r++) order_[size_t(r)] = int32_t(r);
+        if (high_rows_ && by_position) {  // a stable counting sort by the low part, then one by the high part
+            int32_t low_mask = (1 << low_bits_) - 1;
+            sort_rows(row_positions, int64_t(1) << low_bits_, [&](int32_t p) { return p & low_mask; });
+            sort_rows(row_positions, high_rows_, [&](int32_t p) { return (p >> low_bits_) - high_first_; });
+        }
+        order_view_.emplace(Tensor{order_.data(), DType::int32, {rows}, {}}, false);
+    }
+
+    void bind(KernelCall &kernel) {
+        kernel.arg("low_bits", low_bits_).arg("high_first", high_first_).arg("high_rows", high_rows_);
+        kernel.arg("row_order", *order_view_);
+    }
+
+private:
+    // Reorders order_ stably by key(position of the row) in [0, keys).
+    template <typename Key>
+    void sort_rows(const std::vector<int32_t> &row_positions, int64_t keys, Key key) {
+        std::vector<int64_t> first(size_t(keys) + 1, 0);
+        for (int32_t row : order_) first[size_t(key(row_positions[size_t(row)])) + 1]++;
+        for (size_t k = 1; k < first.size(); k++) first[k] += first[k - 1];
+        std::vector<int32_t> sorted(order_.size());
+        for (int32_t row : order_) sorted[size_t(first[size_t(key(row_positions[size_t(row)]))]++)] = row;
+        order_.swap(sorted);
+    }
+
+    int32_t low_bits_ = 0, high_first_ = 0, high_rows_ = 0;
+    std::vector<int32_t> order_;  // rows b·S + s in the order the kernel computes them
+    std::optional<HalideView> order_view_;
+};
 
 void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
                     const SinusoidalOptions &o, const CallOptions &call) {
@@ -111,7 +150,8 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
         kernel.arg("positions", pos_view).arg("frequencies", freq_view).arg("out", out_view);
-        bind_position_split(kernel, positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)));  // (sin, cos) per pair
+        PositionTables tables(positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per pair
+        tables.bind(kernel);
         std::optional<HalideView> x_view;
         if (x) kernel.arg("x", x_view.emplace(detail::channels(*x, 0, 2 * pairs), false, o.layout));
         kernel.run();
@@ -227,9 +267,11 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
         turns[size_t(d + c)] = int32_t(lo);
     }
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
+    if (out.numel() == 0) return;
+    PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
     run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
-        bind_position_split(k, positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)));  // (sin, cos) per channel
+        tables.bind(k);
     });
 }
 

@@ -3,6 +3,8 @@
 // Rows in parallel, channels in full vectors, per-column tables computed once per call.
 #pragma once
 
+#include <vector>
+
 #include "Halide.h"
 #include "schedules/specialize.h"
 
@@ -19,12 +21,23 @@ struct EncodingParams {
     }
 };
 
-// Fuses (s, b) into rows and splits them into parallel tasks; returns the row variable.
-inline Halide::Var parallel_rows(Halide::Func out, Halide::Var s, Halide::Var b, const EncodingParams &p) {
+// The stage that writes out's rows, its loop over rows split into parallel tasks, and `channels`
+// (innermost first) inside them: out's own stage, over (s, b) fused, or, where out is written in
+// a given order of rows (generators/trig.h OrderedRows), its update over that order, k (each row
+// is written once, so tasks cannot race).
+inline Halide::Stage parallel_rows(Halide::Func out, std::vector<Halide::VarOrRVar> channels, const EncodingParams &p) {
     using namespace Halide;
-    Var row("row"), task("task");
+    if (out.has_update_definition()) {
+        RVar k = out.rvars()[0], task("task"), row("row");
+        Stage rows = out.update();
+        rows.allow_race_conditions().split(k, task, row, p.rows_per_task, TailStrategy::GuardWithIf).parallel(task);
+        channels.insert(channels.end(), {row, task});
+        return rows.reorder(channels);
+    }
+    Var s = out.args()[out.dimensions() - 2], b = out.args()[out.dimensions() - 1], row("row"), task("task");
     out.fuse(s, b, row).split(row, task, row, p.rows_per_task, TailStrategy::GuardWithIf).parallel(task);
-    return row;
+    channels.insert(channels.end(), {row, task});
+    return out.reorder(channels);
 }
 
 // Per-channel tables (c) and tables of position parts (c, row), computed once per call.
@@ -38,9 +51,9 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
                               const Halide::Expr &uses_tables, const EncodingParams &p) {
     Halide::Var c = out.args()[0];
-    parallel_rows(out, out.args()[1], out.args()[2], p);
-    out.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
-    specialize_cases(out, {}, uses_tables);
+    Halide::Stage rows = parallel_rows(out, {c}, p);
+    rows.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
+    specialize_cases(rows, {}, uses_tables);
     schedule_column_tables(column_tables, p);
 }
 
@@ -54,9 +67,9 @@ inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::F
                                    const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1];
-    parallel_rows(out, out.args()[2], out.args()[3], p);
-    out.reorder(m, i).vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
-    specialize_cases(out, layouts, uses_tables);
+    Stage rows = parallel_rows(out, {m, i}, p);
+    rows.vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
+    specialize_cases(rows, layouts, uses_tables);
     pairs.compute_at(out, i).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
     schedule_column_tables(column_tables, p);
 }

@@ -3,6 +3,8 @@
 // tables computed once per call by their own kernel. Not timed on a GPU yet (none here).
 #pragma once
 
+#include <vector>
+
 #include "Halide.h"
 #include "schedules/specialize.h"
 
@@ -26,11 +28,25 @@ inline EncodingParams encoding_defaults() {
     return p;
 }
 
-// out(c, s, b) → out(c, row): the block's threads over (channels, rows).
-inline void gpu_rows(Halide::Func out, const EncodingParams &p) {
+// The stage that writes out's rows, as the CPU schedules' parallel_rows (out's own, or its update
+// over a given order of rows, k), its block's threads over (channel x, row), thread index xi
+// along x, and `inner` (innermost first) within each thread.
+inline Halide::Stage gpu_rows(Halide::Func out, Halide::Var x, Halide::Var xi, std::vector<Halide::VarOrRVar> inner,
+                              const EncodingParams &p) {
     using namespace Halide;
-    Var c = out.args()[0], s = out.args()[1], b = out.args()[2], row("row"), co("co"), ci("ci"), ro("ro"), ri("ri");
-    out.fuse(s, b, row).gpu_tile(c, row, co, ro, ci, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+    Var xo("xo");
+    if (out.has_update_definition()) {
+        RVar k = out.rvars()[0], ko("ko"), ki("ki");
+        Stage rows = out.update();
+        inner.insert(inner.end(), {x, k});
+        rows.reorder(inner).allow_race_conditions()
+            .gpu_tile(x, k, xo, ko, xi, ki, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+        return rows;
+    }
+    Var s = out.args()[out.dimensions() - 2], b = out.args()[out.dimensions() - 1], row("row"), ro("ro"), ri("ri");
+    inner.insert(inner.end(), {x, s, b});
+    out.reorder(inner).fuse(s, b, row).gpu_tile(x, row, xo, ro, xi, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+    return out;
 }
 
 inline void schedule_column_tables(const std::vector<Halide::Func> &tables, const EncodingParams &p) {
@@ -48,8 +64,7 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
                               const Halide::Expr &uses_tables, const EncodingParams &p) {
-    gpu_rows(out, p);
-    specialize_cases(out, {}, uses_tables);
+    specialize_cases(gpu_rows(out, out.args()[0], Halide::Var("ci"), {}, p), {}, uses_tables);
     schedule_column_tables(column_tables, p);
 }
 
@@ -58,12 +73,10 @@ inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::F
                                    const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables,
                                    const EncodingParams &p) {
     using namespace Halide;
-    Var i = out.args()[0], m = out.args()[1], s = out.args()[2], b = out.args()[3];
-    Var row("row"), io("io"), ii("ii"), ro("ro"), ri("ri");
-    out.reorder(m, i, s, b).fuse(s, b, row)
-        .gpu_tile(i, row, io, ro, ii, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf)
-        .unroll(m);
-    specialize_cases(out, layouts, uses_tables);
+    Var i = out.args()[0], m = out.args()[1], ii("ii");
+    Stage rows = gpu_rows(out, i, ii, {m}, p);
+    rows.unroll(m);
+    specialize_cases(rows, layouts, uses_tables);
     pairs.compute_at(out, ii);
     schedule_column_tables(column_tables, p);
 }
