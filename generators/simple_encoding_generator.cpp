@@ -63,7 +63,7 @@ public:
         // rows (trig.h OrderedRows), so that rows reading the same table rows run in turn.
         std::optional<OrderedRows> ordered;
         if (kind == "sin_only") ordered.emplace(*row_order, out.dim(1).extent(), out.dim(2).extent());
-        Expr row_s = ordered ? ordered->position(ordered->k) : s, row_b = ordered ? ordered->batch(ordered->k) : b;
+        Expr row_s = ordered ? ordered->s_of(ordered->k) : s, row_b = ordered ? ordered->b_of(ordered->k) : b;
         Expr p = positions(row_s, row_b), d = out.dim(0).extent();
         Expr pe;
         if (kind == "integer") {

@@ -44,11 +44,11 @@ public:
         };
         // Row n of the order in which rows are computed (trig.h OrderedRows), and its position.
         OrderedRows rows(row_order, out.dim(2).extent(), out.dim(3).extent());
-        Expr p = positions(rows.position(n), rows.batch(n));
+        Expr p = positions(rows.s_of(n), rows.b_of(n));
         pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
                                     sin_cos(p));
         Expr pe = select(m == 0, pair_sin_cos(i, rows.k)[0], pair_sin_cos(i, rows.k)[1]);
-        Expr s_k = rows.position(rows.k), b_k = rows.batch(rows.k);
+        Expr s_k = rows.s_of(rows.k), b_k = rows.b_of(rows.k);
         out(i, m, s, b) = undef<float>();
         out(i, m, s_k, b_k) = fused ? (*x)(i, m, s_k, b_k) + pe : pe;
 

@@ -29,7 +29,8 @@ inline void schedule_encoding(const Halide::Target &target, const std::string &p
 }
 
 // out(i, m, s, b): an encoding over a pair view of the channels (pair i, member m), whose
-// members come from pairs(i, s, b), built from the tables column_tables, as schedule_encoding.
+// members come from pairs(i, n) (n: the row's place in the order the rows run), built from the
+// tables column_tables, as schedule_encoding.
 // `layouts`: conditions under which the view's strides are constants (one per channel layout).
 inline void schedule_pair_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
                                    const std::vector<Halide::Func> &column_tables, Halide::Func pairs,

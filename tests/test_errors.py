@@ -318,11 +318,11 @@ def test_device_that_is_absent_is_a_clear_error(rng):
 
 
 @pytest.mark.parametrize("encoding", ["sin_only", "integer"])
-def test_more_rows_than_int32_holds_are_an_error(encoding):
-    """B·S beyond 2^31 − 1 rows (which the kernels number in int32), from broadcast positions and an
-    8 GiB output that is never touched."""
-    positions = np.broadcast_to(np.int32(7), (2, 2**30 + 1))
-    out = np.empty((2, 2**30 + 1, 1), np.float32)
-    with pytest.raises(ValueError, match=r"'positions' gives 2147483650 rows \(B·S\); expected at most 2\^31-1"):
-        getattr(posattn, encoding)(positions, 1, out=out)
+def test_more_rows_than_the_kernels_number_are_an_error(encoding):
+    """B·S beyond 2^30 rows (the kernels number them in int32), from broadcast positions and an
+    output of width 0, neither of which takes memory."""
+    positions = np.broadcast_to(np.int32(7), (2, 2**29 + 1))
+    out = np.empty((2, 2**29 + 1, 0), np.float32)
+    with pytest.raises(ValueError, match=r"'positions' gives 1073741826 rows \(B·S\); expected at most 2\^30"):
+        getattr(posattn, encoding)(positions, 0, out=out)
 

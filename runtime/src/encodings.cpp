@@ -38,10 +38,10 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
             check.dim(out, "out", a, positions.shape[a], "positions' shape " + shape_string(positions.shape));
     }
     check.output(out, "out");
-    // The kernels number the rows (b, s) in int32.
+    // The kernels number the rows (b, s) in int32, with room for their loops' tails.
     int64_t rows = x ? x->shape[0] * x->shape[1] : positions.numel();
-    if (rows > INT32_MAX)
-        check.fail("argument 'positions' gives " + std::to_string(rows) + " rows (B·S); expected at most 2^31-1");
+    if (rows > int64_t(1) << 30)
+        check.fail("argument 'positions' gives " + std::to_string(rows) + " rows (B·S); expected at most 2^30");
 }
 
 // One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
@@ -77,9 +77,9 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
 // else, with high_rows 0, evaluated per element. low_bits takes half the bits of the positions'
 // range, which makes the two tables about equally long. `table_row_bytes`: one row of one table.
 // Where a table form (no x) reads tables, it computes the rows sorted by position
-// (generators/trig.h OrderedRows); otherwise in their own order. The x + PE forms read x's rows
-// in that order too, which cost as much as the tables' reuse gained (sinusoid x + PE 0.90x,
-// sin-only 1.01x, on the benchmark's random positions).
+// (generators/trig.h OrderedRows); otherwise in their own order. The x + PE forms keep their
+// own order: they would read x's rows in position order too, which cost as much as the tables'
+// reuse gained (sinusoid x + PE 0.90x, sin-only 1.01x, on the benchmark's random positions).
 constexpr int64_t kTableRowsPerOutputRow = 8, kTableBytes = int64_t(2) << 20;
 
 class PositionTables {
