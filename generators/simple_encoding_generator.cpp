@@ -98,8 +98,7 @@ public:
         }
         Expr value = fused ? (*x)(c, row_s, row_b) + pe : pe;
         if (ordered) {
-            out(c, s, b) = undef<float>();
-            out(c, row_s, row_b) = value;
+            ordered->write(out, {c}, value);
             row_order->set_estimates({{0, 4096 * 8}});
         } else {
             out(c, s, b) = value;

@@ -48,9 +48,7 @@ public:
         pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
                                     sin_cos(p));
         Expr pe = select(m == 0, pair_sin_cos(i, rows.k)[0], pair_sin_cos(i, rows.k)[1]);
-        Expr s_k = rows.s_of(rows.k), b_k = rows.b_of(rows.k);
-        out(i, m, s, b) = undef<float>();
-        out(i, m, s_k, b_k) = fused ? (*x)(i, m, s_k, b_k) + pe : pe;
+        rows.write(out, {i, m}, fused ? (*x)(i, m, rows.s_of(rows.k), rows.b_of(rows.k)) + pe : pe);
 
         positions.set_estimates({{0, 4096}, {0, 8}});
         row_order.set_estimates({{0, 4096 * 8}});
@@ -88,7 +86,7 @@ private:
         return views;
     }
 
-    Var i{"i"}, m{"m"}, s{"s"}, b{"b"}, h{"h"}, n{"n"};
+    Var i{"i"}, m{"m"}, h{"h"}, n{"n"};
     Func pair_omega{"pair_omega"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
 
     PositionSplit split() const { return {low_bits, high_first, high_rows}; }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "Halide.h"
 
@@ -135,8 +136,7 @@ struct PositionSplit {
 // tables (PositionSplit), so that consecutive rows read the same table rows, from L1 (the
 // sinusoid and sin-only tables of [8, 8192, 1024] with random positions 1.21x and 1.37x faster
 // than in the rows' own order, alternated call by call on the Intel Xeon); the identity
-// otherwise. The kernel writes the k-th row where it belongs: out(…, s_of(k), b_of(k)) = …, an
-// update over k, each row once.
+// otherwise. The kernel writes the k-th row where it belongs (write()), each row once.
 struct OrderedRows {
     OrderedRows(Halide::Func row_order, Halide::Expr S, Halide::Expr B)
         : row_order(row_order), S(S), rows(S * B), k(0, S * B, "k") {}
@@ -148,6 +148,17 @@ struct OrderedRows {
     Halide::Expr row(const Halide::Expr &n) const { return Halide::clamp(row_order(n), 0, rows - 1); }
     Halide::Expr s_of(const Halide::Expr &n) const { return row(n) % S; }
     Halide::Expr b_of(const Halide::Expr &n) const { return row(n) / S; }
+
+    // Defines out(channels…, s, b) as `value` (of the channels and k) in the k-th row: an
+    // undefined pure definition, then the update over k.
+    void write(Halide::Func out, const std::vector<Halide::Var> &channels, const Halide::Expr &value) const {
+        std::vector<Halide::Var> pure = channels;
+        pure.insert(pure.end(), {Halide::Var("s"), Halide::Var("b")});
+        out(pure) = Halide::undef(value.type());
+        std::vector<Halide::Expr> at(channels.begin(), channels.end());
+        at.insert(at.end(), {s_of(k), b_of(k)});
+        out(at) = value;
+    }
 };
 
 }  // namespace posattn

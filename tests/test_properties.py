@@ -366,6 +366,8 @@ def test_empty_outputs_are_fine(rng):
     assert posattn.rope(np.zeros((1, 2, 0, 8), np.float32)).shape == (1, 2, 0, 8)
     assert posattn.sinusoidal(np.zeros(0, np.int32), 8).shape == (0, 8)
     assert posattn.integer(np.zeros((2, 0), np.int32), 4).shape == (2, 0, 4)
+    assert posattn.sin_only(np.zeros((2, 0), np.int32), 4).shape == (2, 0, 4)  # no rows: no position range
+    assert posattn.sin_only(np.arange(6, dtype=np.int32).reshape(2, 3), 0).shape == (2, 3, 0)
     assert posattn.alibi_bias(posattn.alibi_slopes(4), 0, 5).shape == (4, 0, 5)
     assert posattn.attention(*(np.zeros((1, 2, 0, 8), np.float32),) * 3).shape == (1, 2, 0, 8)
     W1, W2 = np.ones((2, 4), np.float32), np.ones((3, 3), np.float32)

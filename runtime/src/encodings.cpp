@@ -85,20 +85,26 @@ constexpr int64_t kTableRowsPerOutputRow = 8, kTableBytes = int64_t(2) << 20;
 class PositionTables {
 public:
     PositionTables(const Tensor &positions, int64_t batch, int64_t table_row_bytes, bool by_position) {
-        std::vector<int32_t> row_positions;
-        row_positions.reserve(size_t(positions_2d(positions, batch).numel()));
-        for_each_position(positions, batch, [&](int64_t, int32_t p) { row_positions.push_back(p); });
-        auto [lowest, highest] = std::minmax_element(row_positions.begin(), row_positions.end());
-        int64_t rows = int64_t(row_positions.size());
-        low_bits_ = int32_t(std::lround(std::log2(double(int64_t(*highest) - *lowest + 1)) / 2));
-        // Arithmetic shifts: floor(p / 2^low_bits), as the kernel's Halide division rounds.
-        high_first_ = *lowest >> low_bits_, high_rows_ = (*highest >> low_bits_) - high_first_ + 1;
-        int64_t table_rows = (int64_t(1) << low_bits_) + high_rows_;
-        if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
-            low_bits_ = high_first_ = high_rows_ = 0;
+        int64_t rows = positions_2d(positions, batch).numel();
+        int32_t lowest = std::numeric_limits<int32_t>::max(), highest = std::numeric_limits<int32_t>::min();
+        for_each_position(positions, batch, [&](int64_t, int32_t p) {
+            lowest = std::min(lowest, p);
+            highest = std::max(highest, p);
+        });
+        if (rows > 0) {
+            low_bits_ = int32_t(std::lround(std::log2(double(int64_t(highest) - lowest + 1)) / 2));
+            // Arithmetic shifts: floor(p / 2^low_bits), as the kernel's Halide division rounds.
+            high_first_ = lowest >> low_bits_, high_rows_ = (highest >> low_bits_) - high_first_ + 1;
+            int64_t table_rows = (int64_t(1) << low_bits_) + high_rows_;
+            if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
+                low_bits_ = high_first_ = high_rows_ = 0;
+        }
         order_.resize(size_t(rows));
         for (int64_t r = 0; r < rows; r++) order_[size_t(r)] = int32_t(r);
         if (high_rows_ && by_position) {  // a stable counting sort by the low part, then one by the high part
+            std::vector<int32_t> row_positions;
+            row_positions.reserve(size_t(rows));
+            for_each_position(positions, batch, [&](int64_t, int32_t p) { row_positions.push_back(p); });
             int32_t low_mask = (1 << low_bits_) - 1;
             sort_rows(row_positions, int64_t(1) << low_bits_, [&](int32_t p) { return p & low_mask; });
             sort_rows(row_positions, high_rows_, [&](int32_t p) { return (p >> low_bits_) - high_first_; });
@@ -267,7 +273,6 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
         turns[size_t(d + c)] = int32_t(lo);
     }
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
-    if (out.numel() == 0) return;
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
     run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
