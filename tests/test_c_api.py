@@ -290,6 +290,21 @@ def test_null_tensor_and_null_data_are_invalid_arguments(rng):
     assert "'out' has null data" in last_error()
 
 
+def test_an_output_shaped_unlike_its_input_is_named_with_both_shapes(rng):
+    """The shape checks name the argument, the axis and the shape it must follow; out stays untouched."""
+    positions = rng.integers(0, 100, size=(3, 11)).astype(np.int32)
+    out = np.full((3, 12, 8), np.nan, np.float32)
+    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(tensor(out)),
+                                  ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'out'" in last_error() and "dimension 1 to be 11 (positions' shape [3, 11])" in last_error()
+    x = rng.standard_normal((1, 2, 5, 8)).astype(np.float32)
+    out = np.full((1, 3, 5, 8), np.nan, np.float32)
+    assert lib.posattn_rope(ctypes.byref(tensor(x)), ctypes.byref(tensor(out)), None, ctypes.c_double(1e4), 0,
+                            ctypes.c_int64(0), None, ctypes.c_int64(0)) == INVALID
+    assert "'out'" in last_error() and "dimension 1 to be 2 (x's shape [1, 2, 5, 8])" in last_error()
+    assert np.isnan(out).all()
+
+
 def test_size_overflow_is_caught_before_touching_memory():
     positions = np.arange(4, dtype=np.int32)
     tiny = np.zeros(1, np.float32)  # data pointer of 4 bytes, claimed shape far larger

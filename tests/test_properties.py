@@ -132,6 +132,15 @@ def test_rope_dynamic_scaling_reads_the_current_length(rng):
                                atol=3e-6)
 
 
+def test_rope_frequencies_are_each_calls_own():
+    """The runtime keeps each thread's last b^(−2c/r): calls alternating r and b (ntk changes b) get their own."""
+    ntk = {"type": "ntk", "factor": 2.0}
+    for r, base, scaling in [(16, 1e4, None), (16, 5e5, None), (8, 1e4, None), (16, 1e4, ntk), (16, 1e4, None),
+                             (64, 5e5, None), (16, 5e5, None)]:
+        inv, _ = posattn.rope_frequencies(r, base=base, scaling=scaling)
+        np.testing.assert_allclose(inv, reference.rope_inv_freq(r, base=base, scaling=scaling)[0], rtol=1e-15)
+
+
 def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
     """SPEC §4: |f(w, p)| = |r_w| for every p, and f(w, p+k) = f(w, p)·e^{iω_w k}."""
     V, d, k = 20, 16, 9

@@ -30,20 +30,18 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
     Checker check("complex_order");
     check.tensor(token_ids, "token_ids", DType::int32, {1, 2});
     check.tensor(positions, "positions", DType::int32, {token_ids.shape.size()});
-    for (size_t a = 0; a < token_ids.shape.size(); a++)
-        check.dim(positions, "positions", a, token_ids.shape[a], "token_ids' shape " + shape_string(token_ids.shape));
+    check.leading_dims(positions, "positions", token_ids, "token_ids");
     check.tensor(amplitude, "amplitude", DType::float32, {2});
     int64_t V = amplitude.shape[0], d = amplitude.shape[1];
     std::vector<std::pair<const Tensor *, const char *>> tables{{&frequency, "frequency"}};
     if (phase) tables.emplace_back(&*phase, "phase");
     for (auto [table, name] : tables) {
         check.tensor(*table, name, DType::float32, {2});
-        for (size_t a = 0; a < 2; a++) check.dim(*table, name, a, amplitude.shape[a], "amplitude's shape " + shape_string(amplitude.shape));
+        check.leading_dims(*table, name, amplitude, "amplitude");
     }
     for (auto [out, name] : {std::pair{&real, "real"}, {&imag, "imag"}}) {
         check.tensor(*out, name, DType::float32, {token_ids.shape.size() + 1});
-        for (size_t a = 0; a < token_ids.shape.size(); a++)
-            check.dim(*out, name, a, token_ids.shape[a], "token_ids' shape " + shape_string(token_ids.shape));
+        check.leading_dims(*out, name, token_ids, "token_ids");
         check.dim(*out, name, token_ids.shape.size(), d, "d, amplitude's dimension 1");
         check.output(*out, name);
     }

@@ -27,15 +27,14 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
     if (x) {
         check.tensor(*x, "x", DType::float32, {3});
         check.tensor(out, "out", DType::float32, {3});
-        for (size_t a = 0; a < 3; a++) check.dim(out, "out", a, x->shape[a], "x's shape " + shape_string(x->shape));
+        check.leading_dims(out, "out", *x, "x");
         check.same_or_disjoint(out, "out", *x, "x");
         size_t r = positions.shape.size();
         check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
         if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
     } else {
         check.tensor(out, "out", DType::float32, {positions.shape.size() + 1});
-        for (size_t a = 0; a < positions.shape.size(); a++)
-            check.dim(out, "out", a, positions.shape[a], "positions' shape " + shape_string(positions.shape));
+        check.leading_dims(out, "out", positions, "positions");
     }
     check.output(out, "out");
     // The kernels number the rows (b, s) in int32, with room for their loops' tails.

@@ -61,6 +61,8 @@ public:
     void disjoint(const Tensor &out, const char *out_name, const Tensor &other, const char *other_name) const;
     // t.shape[axis] == expected, where `what` says what the expected value is.
     void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
+    // t's leading dimensions are `like`'s shape (like_name's: "x" says "x's shape [...]" on failure).
+    void leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const;
     void finite(double value, const char *name) const;
     // No NaN or ±Inf among the elements of float32 t.
     void finite_values(const Tensor &t, const char *name) const;
@@ -180,7 +182,12 @@ private:
     const halide_device_interface_t *device_ = nullptr;  // a GPU API's kernel: see run()
     void *user_context_ = nullptr;
     std::deque<Scalar> scalars_;
-    std::map<std::string, std::pair<void *, halide_type_t>> bound_;
+    struct Bound {
+        const char *name;  // a string literal, as every caller's
+        void *address;
+        halide_type_t type;
+    };
+    std::vector<Bound> bound_;
 };
 
 }  // namespace posattn::detail

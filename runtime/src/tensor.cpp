@@ -150,6 +150,15 @@ void Checker::dim(const Tensor &t, const char *name, size_t axis, int64_t expect
              std::to_string(axis) + " to be " + std::to_string(expected) + " (" + what + ")");
 }
 
+void Checker::leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const {
+    for (size_t a = 0; a < like.shape.size(); a++) {  // the message only on failure: calls at decoding sizes take µs
+        if (t.shape[a] == like.shape[a]) continue;
+        std::string whose = like_name;
+        whose += whose.back() == 's' ? "' shape " : "'s shape ";
+        dim(t, name, a, like.shape[a], whose + shape_string(like.shape));
+    }
+}
+
 void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
