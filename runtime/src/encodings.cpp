@@ -272,6 +272,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
         turns[size_t(d + c)] = int32_t(lo);
     }
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
+    if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
     run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);

@@ -61,7 +61,8 @@ public:
     void disjoint(const Tensor &out, const char *out_name, const Tensor &other, const char *other_name) const;
     // t.shape[axis] == expected, where `what` says what the expected value is.
     void dim(const Tensor &t, const char *name, size_t axis, int64_t expected, const std::string &what) const;
-    // t's leading dimensions are `like`'s shape (like_name's: "x" says "x's shape [...]" on failure).
+    // t's leading dimensions are `like`'s shape (like_name's: "x" says "x's shape [...]" on failure);
+    // t's rank, checked before, is at least like's.
     void leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const;
     void finite(double value, const char *name) const;
     // No NaN or ±Inf among the elements of float32 t.
