@@ -7,7 +7,6 @@
 #include <type_traits>
 #include <deque>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
