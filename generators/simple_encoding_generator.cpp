@@ -11,7 +11,8 @@
 //               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
 //               Where the runtime splits the positions (trig.h PositionSplit), the sine is the
 //               angle sum of a row of each of two tables of (sin, cos), evaluated that way, and
-//               the rows run in the runtime's order (trig.h OrderedRows).
+//               the rows run in the runtime's order, each with its position's parts (trig.h
+//               OrderedRows): sin_only reads those instead of the positions.
 #include <optional>
 
 #include "Halide.h"
@@ -29,13 +30,13 @@ public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
-    Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
     // Added by configure() for the kinds and forms that take them:
+    Input<Buffer<int32_t, 2>> *positions = nullptr;    // [B, S], all but sin_only
     Input<Buffer<double, 1>> *inv_length = nullptr;    // normalized: [B]
     Input<bool> *signed_bits = nullptr, *msb_first = nullptr;  // binary
     Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
     Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr;  // sin_only: PositionSplit
-    Input<Buffer<int32_t, 1>> *row_order = nullptr;    // sin_only: trig.h OrderedRows
+    Input<Buffer<int32_t, 2>> *rows = nullptr;         // sin_only: (s, b, high, low) per row, trig.h OrderedRows
     Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
     Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
 
@@ -47,7 +48,7 @@ public:
             msb_first = add_input<bool>("msb_first");
         } else if (kind == "sin_only") {
             turns = add_input<Buffer<int32_t, 2>>("turns");
-            row_order = add_input<Buffer<int32_t, 1>>("row_order");
+            rows = add_input<Buffer<int32_t, 2>>("rows");
             low_bits = add_input<int32_t>("low_bits");
             high_first = add_input<int32_t>("high_first");
             high_rows = add_input<int32_t>("high_rows");
@@ -55,6 +56,7 @@ public:
             throw CompileError("simple_encoding: unknown kind '" + std::string(kind) +
                                "'; expected integer, normalized, binary or sin_only");
         }
+        if (kind != "sin_only") positions = add_input<Buffer<int32_t, 2>>("positions");
         if (fused) x = add_input<Buffer<float, 3>>("x");
     }
 
@@ -62,9 +64,11 @@ public:
         // The row written, (s, b): out's own, or for sin_only the k-th of the runtime's order of
         // rows (trig.h OrderedRows), so that rows reading the same table rows run in turn.
         std::optional<OrderedRows> ordered;
-        if (kind == "sin_only") ordered.emplace(*row_order, out.dim(1).extent(), out.dim(2).extent());
+        if (kind == "sin_only") ordered.emplace(*rows, out.dim(1).extent(), out.dim(2).extent());
         Expr row_s = ordered ? ordered->s_of(ordered->k) : s, row_b = ordered ? ordered->b_of(ordered->k) : b;
-        Expr p = positions(row_s, row_b), d = out.dim(0).extent();
+        Expr p = ordered ? split().position(ordered->high_of(ordered->k), ordered->low_of(ordered->k))
+                         : (*positions)(row_s, row_b);
+        Expr d = out.dim(0).extent();
         Expr pe;
         if (kind == "integer") {
             pe = cast<float>(p);
@@ -89,7 +93,8 @@ public:
                 Expr t = turn(position);
                 return Tuple(sin_of_turns(t), sin_of_turns(t + Expr(uint32_t(1) << 30)));  // cos: a quarter turn on
             };
-            Expr from_tables = split().from_tables(high_table, low_table, c, row, p, sin_cos)[0];
+            Expr from_tables =
+                split().from_tables(high_table, low_table, c, row, ordered->high_of(ordered->k), ordered->low_of(ordered->k), sin_cos)[0];
             pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
             low_bits->set_estimate(6);
             high_first->set_estimate(0);
@@ -99,12 +104,12 @@ public:
         Expr value = fused ? (*x)(c, row_s, row_b) + pe : pe;
         if (ordered) {
             ordered->write(out, {c}, value);
-            row_order->set_estimates({{0, 4096 * 8}});
+            OrderedRows::constrain(*rows);
         } else {
             out(c, s, b) = value;
+            positions->set_estimates({{0, 4096}, {0, 8}});
         }
 
-        positions.set_estimates({{0, 4096}, {0, 8}});
         if (fused) x->set_estimates({{0, 1024}, {0, 4096}, {0, 8}});
         // The runtime passes every buffer with zero mins; that lets channel index math simplify.
         for (int dim = 0; dim < 3; dim++) out.dim(dim).set_min(0);

@@ -9,8 +9,8 @@
 // stride 1), half at (i, d'/2+i) (i stride 1, m stride d'/2). So both layouts compute one sine
 // and cosine per pair. The zero last column of an odd d is the runtime's (SPEC §1).
 // Where the runtime splits the positions (trig.h PositionSplit), a pair is the angle sum of a row
-// of each of two tables, themselves evaluated as above. Rows run in the runtime's order (trig.h
-// OrderedRows).
+// of each of two tables, themselves evaluated as above. Rows run in the runtime's order, each
+// with its position's parts (trig.h OrderedRows); the positions themselves are the runtime's.
 #include "Halide.h"
 #include "schedules/encodings.h"
 #include "trig.h"
@@ -24,8 +24,7 @@ public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
-    Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
-    Input<Buffer<int32_t, 1>> row_order{"row_order"};  // the rows b·S + s in the order to compute them
+    Input<Buffer<int32_t, 2>> rows{"rows"};  // (s, b, high, low) of each row, in the order to compute them: trig.h OrderedRows
     Input<Buffer<double, 1>> frequencies{"frequencies"};  // ω_i, [d'/2]
     Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"};  // PositionSplit
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
@@ -42,16 +41,15 @@ public:
             Expr angle = cast<double>(position) * pair_omega(i);
             return Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
         };
-        // Row n of the order in which rows are computed (trig.h OrderedRows), and its position.
-        OrderedRows rows(row_order, out.dim(2).extent(), out.dim(3).extent());
-        Expr p = positions(rows.s_of(n), rows.b_of(n));
-        pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, p, sin_cos),
-                                    sin_cos(p));
-        Expr pe = select(m == 0, pair_sin_cos(i, rows.k)[0], pair_sin_cos(i, rows.k)[1]);
-        rows.write(out, {i, m}, fused ? (*x)(i, m, rows.s_of(rows.k), rows.b_of(rows.k)) + pe : pe);
+        // Row n of the order in which rows are computed, and its position's parts.
+        OrderedRows ordered(rows, out.dim(2).extent(), out.dim(3).extent());
+        Expr high = ordered.high_of(n), low = ordered.low_of(n);
+        pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, high, low, sin_cos),
+                                    sin_cos(split().position(high, low)));
+        Expr pe = select(m == 0, pair_sin_cos(i, ordered.k)[0], pair_sin_cos(i, ordered.k)[1]);
+        ordered.write(out, {i, m}, fused ? (*x)(i, m, ordered.s_of(ordered.k), ordered.b_of(ordered.k)) + pe : pe);
 
-        positions.set_estimates({{0, 4096}, {0, 8}});
-        row_order.set_estimates({{0, 4096 * 8}});
+        OrderedRows::constrain(rows);
         frequencies.set_estimates({{0, 512}});
         low_bits.set_estimate(6);
         high_first.set_estimate(0);

@@ -103,51 +103,56 @@ inline Halide::Tuple sin_cos_of_sum(const Halide::Tuple &a, const Halide::Tuple 
 // sinusoid and sin-only tables 1.40x and 1.54x faster for sequential positions, 1.2x for random
 // ones; their time then sits on the tables' loads). The runtime
 // picks low_bits ≈ half the bits of the positions' range, or high_rows = 0 (evaluate every value)
-// where the tables would not be small. Each table value is within 2 ulp, and the angle split as
-// fl(H·ω) + fl(l·ω) is within |p·ω|·2^-53 of fl(p·ω) (2.4e-7 at 2^31 radians): a sum is within
-// ~3e-7 of the float64 reference typically, 7e-7 at worst.
+// where the tables would not be small, and splits each position itself (OrderedRows). Each table
+// value is within 2 ulp, and the angle split as fl(H·ω) + fl(l·ω) is within |p·ω|·2^-53 of
+// fl(p·ω) (2.4e-7 at 2^31 radians): a sum is within ~3e-7 of the float64 reference typically,
+// 7e-7 at worst.
 struct PositionSplit {
     Halide::Expr low_bits, high_first, high_rows;  // scalar int32 inputs
 
     Halide::Expr uses_tables() const { return high_rows > 0; }
-    // The table rows of p's parts; clamped, which also bounds the tables for Halide. Halide's
-    // division and modulo round toward −∞ (on Vulkan, Halide 21's code for p >> low_bits and
-    // p & mask gave wrong rows for negative positions).
-    Halide::Expr high(const Halide::Expr &p) const {
-        return Halide::clamp(p / (1 << low_bits) - high_first, 0, Halide::max(high_rows, 1) - 1);
+    // The position of parts (high, low); without tables (low_bits = high_first = 0), high itself.
+    // It fits in int32: (high_first + high)·2^low_bits is p rounded down to a multiple of 2^low_bits.
+    Halide::Expr position(const Halide::Expr &high, const Halide::Expr &low) const {
+        return (high_first + high) * (1 << low_bits) + low;
     }
-    Halide::Expr low(const Halide::Expr &p) const { return Halide::clamp(p % (1 << low_bits), 0, (1 << low_bits) - 1); }
-    // The position whose angle row `high` of the high table holds (≤ p, so it fits in int32).
-    Halide::Expr high_position(const Halide::Expr &high) const { return (high_first + high) * (1 << low_bits); }
 
     // Defines the two tables over (channel c, table row) from sin_cos(position), the (sin, cos) of
-    // position·ω_c, and returns (sin, cos) of p·ω_c read from them.
+    // position·ω_c, and returns (sin, cos) of the position of parts (high, low) read from them
+    // (clamped, which also bounds the tables for Halide).
     Halide::Tuple from_tables(Halide::Func high_table, Halide::Func low_table, const Halide::Var &c,
-                              const Halide::Var &row, const Halide::Expr &p,
+                              const Halide::Var &row, const Halide::Expr &high, const Halide::Expr &low,
                               const std::function<Halide::Tuple(Halide::Expr)> &sin_cos) const {
-        high_table(c, row) = sin_cos(high_position(row));
+        using Halide::clamp;
+        high_table(c, row) = sin_cos(position(row, 0));
         low_table(c, row) = sin_cos(row);
-        return sin_cos_of_sum(high_table(c, high(p)), low_table(c, low(p)));
+        return sin_cos_of_sum(high_table(c, clamp(high, 0, Halide::max(high_rows, 1) - 1)),
+                              low_table(c, clamp(low, 0, (1 << low_bits) - 1)));
     }
 };
 
-// The output rows of an encoding of positions [B, S], in the order the runtime gives them
-// (row_order(n) = b·S + s, a permutation of the rows): sorted by position where the call reads
-// tables (PositionSplit), so that consecutive rows read the same table rows, from L1 (the
-// sinusoid and sin-only tables of [8, 8192, 1024] with random positions 1.21x and 1.37x faster
-// than in the rows' own order, alternated call by call on the Intel Xeon); the identity
-// otherwise. The kernel writes the k-th row where it belongs (write()), each row once.
+// The output rows of an encoding of positions [B, S] in the order the runtime gives them, each
+// with its position already split: rows(·, n) = (s, b, high, low) of the n-th row computed
+// (PositionSplit; high = p and low = 0 without tables). Sorted by position where the call reads
+// tables, so that consecutive rows read the same table rows, from L1 (the sinusoid and sin-only
+// tables of [8, 8192, 1024] with random positions 1.21x and 1.37x faster than in the rows' own
+// order, alternated call by call on the Intel Xeon); the rows' own order otherwise. Given, not
+// derived from a row number and the positions (a chain of four divisions and a gather before
+// each row's first load): with that and the runtime's sort without divisions, the sin-only table
+// went from 79% to 88% of the copy stream and its x + PE from 77% to 80% (61 pairs each, Intel Xeon).
+// The kernel writes the k-th row where it belongs (write()), each row once.
 struct OrderedRows {
-    OrderedRows(Halide::Func row_order, Halide::Expr S, Halide::Expr B)
-        : row_order(row_order), S(S), rows(S * B), k(0, S * B, "k") {}
+    OrderedRows(Halide::Func rows, Halide::Expr S, Halide::Expr B) : rows(rows), S(S), B(B), k(0, S * B, "k") {}
 
-    Halide::Func row_order;
-    Halide::Expr S, rows;
+    Halide::Func rows;
+    Halide::Expr S, B;
     Halide::RDom k;  // over the rows, in order
 
-    Halide::Expr row(const Halide::Expr &n) const { return Halide::clamp(row_order(n), 0, rows - 1); }
-    Halide::Expr s_of(const Halide::Expr &n) const { return row(n) % S; }
-    Halide::Expr b_of(const Halide::Expr &n) const { return row(n) / S; }
+    // Clamped: they address the output.
+    Halide::Expr s_of(const Halide::Expr &n) const { return Halide::clamp(rows(0, n), 0, S - 1); }
+    Halide::Expr b_of(const Halide::Expr &n) const { return Halide::clamp(rows(1, n), 0, B - 1); }
+    Halide::Expr high_of(const Halide::Expr &n) const { return rows(2, n); }
+    Halide::Expr low_of(const Halide::Expr &n) const { return rows(3, n); }
 
     // Defines out(channels…, s, b) as `value` (of the channels and k) in the k-th row: an
     // undefined pure definition, then the update over k.
@@ -158,6 +163,13 @@ struct OrderedRows {
         std::vector<Halide::Expr> at(channels.begin(), channels.end());
         at.insert(at.end(), {s_of(k), b_of(k)});
         out(at) = value;
+    }
+
+    // The input's shape as the runtime passes it (dense [n, 4]), and its estimates.
+    template <typename RowsInput>
+    static void constrain(RowsInput &input) {
+        input.dim(0).set_bounds(0, 4).dim(1).set_stride(4);
+        input.set_estimates({{0, 4}, {0, 4096 * 8}});
     }
 };
 

@@ -6,6 +6,9 @@
 // gathers 31 GB/s (~98% of copy). rows_per_task 64 over 16: +8% on the tables.
 // Intel Xeon (2026-12-01), non-temporal twins, of the non-temporal copy: sinusoid 71-78% (half
 // 77%) and sin-only 62-68% from split-position tables, integer 120%, learned 118%.
+// Intel Xeon (2026-12-02), rows given with their positions' parts (generators/trig.h OrderedRows),
+// bench.py's pairs with the copy, 61 each: sinusoid 89% (half 94%, x + PE 89%), sin-only 88%
+// (x + PE 80%), integer 118%.
 #pragma once
 
 #include "schedules/cpu/encodings.h"
