@@ -16,6 +16,12 @@ def positions(rng, *shape, high=100):
     return rng.integers(0, high, size=shape).astype(np.int32)
 
 
+def poisoned(array, value, index=-1):
+    """array with `value` at its element `index` in row-major order (array may be a strided view)."""
+    array[np.unravel_index(index % array.size, array.shape)] = value
+    return array
+
+
 def attention_args(rng, B=2, Hq=4, Hkv=2, Lq=9, Lk=13, D=16):
     return dict(q=f32(rng, B, Hq, Lq, D), k=f32(rng, B, Hkv, Lk, D), v=f32(rng, B, Hkv, Lk, D),
                 out=np.full((B, Hq, Lq, D), 7.0, np.float32))
@@ -51,6 +57,12 @@ def bad_cases():
          ["'q'", "NaN or Inf"]),
         ("attention-v-inf", attn(v=lambda r, a: np.concatenate([a["v"][:, :, :-1], np.full((2, 2, 1, 16), np.inf, np.float32)], 2)),
          ["'v'", "NaN or Inf"]),
+        # Scanned in parallel tasks of 4096 rows of 16 here, and strided: the last element still counts.
+        ("attention-v-nan-last-of-many-tasks", attn(k=lambda r, a: f32(r, 2, 2, 3000, 16),
+                                                    v=lambda r, a: poisoned(f32(r, 2, 2, 3000, 16), np.nan)),
+         ["'v'", "NaN or Inf"]),
+        ("attention-k-inf-strided", attn(k=lambda r, a: poisoned(f32(r, 2, 2, 13, 32)[..., ::2], np.inf)),
+         ["'k'", "NaN or Inf"]),
         ("attention-scale-nan", attn(scale=lambda r, a: float("nan")), ["'scale'", "finite"]),
         ("attention-out-shape", attn(out=lambda r, a: np.zeros((2, 4, 9, 15), np.float32)), ["'out'", "Dv"]),
         ("attention-out-readonly", attn(out=lambda r, a: np.broadcast_to(np.float32(0), (2, 4, 9, 16))), ["'out'", "read-only"]),
@@ -127,6 +139,9 @@ def bad_cases():
                                    bias=lambda r: f32(r, 5)), ["'bias'", "O, weight's dimension 0"]),
         ("linear-x-nan", enc(posattn.linear, x=lambda r: np.full((5, 8), np.nan, np.float32), weight=lambda r: f32(r, 6, 8)),
          ["'x'", "NaN or Inf"]),
+        # Strided x of 70,000 elements: two scan tasks, the second starting inside row 6553.
+        ("linear-x-nan-strided-across-tasks", enc(posattn.linear, x=lambda r: poisoned(f32(r, 7000, 30)[:, ::3], np.nan, 65537),
+                                                  weight=lambda r: f32(r, 6, 10)), ["'x'", "NaN or Inf"]),
         ("linear-out-shape", enc(posattn.linear, x=lambda r: f32(r, 5, 8), weight=lambda r: f32(r, 6, 8),
                                  out=lambda r: np.zeros((5, 7), np.float32)), ["'out'", "O, weight's dimension 0"]),
         ("sinusoidal-positions-dtype", enc(posattn.sinusoidal, positions=lambda r: r.random(5), d=8),
