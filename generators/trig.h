@@ -133,8 +133,8 @@ struct PositionSplit {
 
 // The output rows of an encoding of positions [B, S] in the order the runtime gives them, each
 // with its position already split: rows(·, n) = (s, b, high, low) of the n-th row computed
-// (PositionSplit; high = p and low = 0 without tables). Sorted by position where the call reads
-// tables, so that consecutive rows read the same table rows, from L1 (the sinusoid and sin-only
+// (PositionSplit; high = p and low = 0 without tables). Sorted by position where a table form
+// (no x) reads tables, so that consecutive rows read the same table rows, from L1 (the sinusoid and sin-only
 // tables of [8, 8192, 1024] with random positions 1.21x and 1.37x faster than in the rows' own
 // order, alternated call by call on the Intel Xeon); the rows' own order otherwise. Given, not
 // derived from a row number and the positions (a chain of four divisions and a gather before

@@ -57,12 +57,16 @@ def bad_cases():
          ["'q'", "NaN or Inf"]),
         ("attention-v-inf", attn(v=lambda r, a: np.concatenate([a["v"][:, :, :-1], np.full((2, 2, 1, 16), np.inf, np.float32)], 2)),
          ["'v'", "NaN or Inf"]),
-        # Scanned in parallel tasks of 4096 rows of 16 here, and strided: the last element still counts.
+        # Scanned in parallel tasks (dense v: one row in three tasks) and strided: every element counts.
         ("attention-v-nan-last-of-many-tasks", attn(k=lambda r, a: f32(r, 2, 2, 3000, 16),
                                                     v=lambda r, a: poisoned(f32(r, 2, 2, 3000, 16), np.nan)),
          ["'v'", "NaN or Inf"]),
         ("attention-k-inf-strided", attn(k=lambda r, a: poisoned(f32(r, 2, 2, 13, 32)[..., ::2], np.inf)),
          ["'k'", "NaN or Inf"]),
+        ("attention-k-inf-cache-slice", attn(k=lambda r, a: poisoned(f32(r, 2, 2, 20, 16)[:, :, :13], np.inf, 200)),
+         ["'k'", "NaN or Inf"]),
+        ("attention-v-nan-broadcast", attn(v=lambda r, a: np.broadcast_to(poisoned(f32(r, 1, 1, 1, 16), np.nan, 5), (2, 2, 13, 16))),
+         ["'v'", "NaN or Inf"]),
         ("attention-scale-nan", attn(scale=lambda r, a: float("nan")), ["'scale'", "finite"]),
         ("attention-out-shape", attn(out=lambda r, a: np.zeros((2, 4, 9, 15), np.float32)), ["'out'", "Dv"]),
         ("attention-out-readonly", attn(out=lambda r, a: np.broadcast_to(np.float32(0), (2, 4, 9, 16))), ["'out'", "read-only"]),

@@ -44,15 +44,17 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
 }
 
 // One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
-// call; `bind` adds the kernel's own arguments (sin-only's rows, which replace its positions).
+// call and the positions as its input (null for sin-only, which reads its rows instead); `bind`
+// adds the kernel's own arguments.
 template <typename Bind>
-void run_elementwise(const std::string &function, const Tensor *x, const Tensor &positions, const Tensor &out,
+void run_elementwise(const std::string &function, const Tensor *x, const Tensor *positions, const Tensor &out,
                      const CallOptions &call, Bind bind) {
     Tensor out3 = with_leading_batch(out);
-    HalideView pos_view(positions_2d(positions, out3.shape[0]), false), out_view(out3, true);
+    HalideView out_view(out3, true);
     KernelCall kernel(function, call);
-    kernel.arg("positions", pos_view).arg("out", out_view);
-    std::optional<HalideView> x_view;
+    kernel.arg("out", out_view);
+    std::optional<HalideView> pos_view, x_view;
+    if (positions) kernel.arg("positions", pos_view.emplace(positions_2d(*positions, out3.shape[0]), false));
     if (x) kernel.arg("x", x_view.emplace(*x, false));
     bind(kernel);
     kernel.run();
@@ -201,14 +203,14 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
     if (out.numel() == 0) return;
 
     HalideView table_view(table, false);
-    run_elementwise(x ? "posattn_learned_add_f32" : "posattn_learned_f32", x, positions, out, call,
+    run_elementwise(x ? "posattn_learned_add_f32" : "posattn_learned_f32", x, &positions, out, call,
                     [&](KernelCall &kernel) { kernel.arg("table", table_view).arg("offset", int32_t(offset)); });
 }
 
 
 // The simple encodings (SPEC §3): checks shared by every kind, then the kind's kernel.
 template <typename Bind>
-void run_simple(const char *kind, const Tensor *x, const Tensor &positions, const Tensor &out,
+void run_simple(const char *kind, const Tensor *x, const Tensor *positions, const Tensor &out,
                 const CallOptions &call, Bind bind) {
     if (out.numel() == 0) return;
     run_elementwise(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), x, positions, out, call, bind);
@@ -216,7 +218,7 @@ void run_simple(const char *kind, const Tensor *x, const Tensor &positions, cons
 
 void run_integer(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
     check_encoding(Checker(api), x, positions, out);
-    run_simple("integer", x, positions, out, call, [](KernelCall &) {});
+    run_simple("integer", x, &positions, out, call, [](KernelCall &) {});
 }
 
 void run_normalized(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
@@ -241,7 +243,7 @@ void run_normalized(const char *api, const Tensor *x, const Tensor &positions, c
         inv_length[b] = o.mode == NormalizedMode::length ? 1.0 / L : (L > 1 ? 1.0 / (L - 1) : 0.0);
     }
     HalideView inv_view(Tensor{inv_length.data(), DType::float64, {batch}, {}}, false);
-    run_simple("normalized", x, positions, out, call, [&](KernelCall &k) { k.arg("inv_length", inv_view); });
+    run_simple("normalized", x, &positions, out, call, [&](KernelCall &k) { k.arg("inv_length", inv_view); });
 }
 
 void run_binary(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const BinaryOptions &o,
@@ -257,7 +259,7 @@ void run_binary(const char *api, const Tensor *x, const Tensor &positions, const
                        (d >= 63 ? "2^" + std::to_string(d) : std::to_string(int64_t(1) << d)) + " (d = " +
                        std::to_string(d) + " bits)");
     });
-    run_simple("binary", x, positions, out, call,
+    run_simple("binary", x, &positions, out, call,
                [&](KernelCall &k) { k.arg("signed_bits", o.signed_values).arg("msb_first", o.msb_first); });
 }
 
@@ -283,7 +285,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
-    run_simple("sin_only", x, positions, out, call, [&](KernelCall &k) {
+    run_simple("sin_only", x, nullptr, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
         tables.bind(k);
     });

@@ -213,15 +213,21 @@ struct FiniteScan {
 void Checker::finite_values(const Tensor &t, const char *name) const {
     const int64_t numel = t.numel();
     if (numel == 0) return;
-    // A dense tensor is one row; tasks of 256 KiB run on Halide's thread pool (the kernels' own).
-    bool dense = true;
-    for (size_t d = 0, expected = 1; d < t.shape.size(); d++) {
-        size_t axis = t.shape.size() - 1 - d;
-        dense = dense && (t.shape[axis] == 1 || t.stride(axis) == int64_t(expected));
-        expected *= size_t(t.shape[axis]);
+    // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
+    // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
+    Tensor merged{t.data, t.dtype, {}, {}};
+    for (size_t d = 0; d < t.shape.size(); d++) {
+        if (t.shape[d] == 1) continue;
+        if (!merged.shape.empty() && merged.strides.back() == t.stride(d) * t.shape[d]) {  // steps over axis d whole
+            merged.shape.back() *= t.shape[d];
+            merged.strides.back() = t.stride(d);
+        } else {
+            merged.shape.push_back(t.shape[d]);
+            merged.strides.push_back(t.stride(d));
+        }
     }
-    const Tensor flat = dense ? Tensor{t.data, t.dtype, {numel}, {}} : t;
-    FiniteScan scan{&flat, int64_t(1) << 16};
+    if (merged.shape.empty()) merged.shape = merged.strides = {1};
+    FiniteScan scan{&merged, int64_t(1) << 16};
     const int tasks = int((numel + scan.per_task - 1) / scan.per_task);
     if (tasks == 1) FiniteScan::task(nullptr, 0, reinterpret_cast<uint8_t *>(&scan));
     else halide_do_par_for(nullptr, FiniteScan::task, 0, tasks, reinterpret_cast<uint8_t *>(&scan));
