@@ -143,8 +143,9 @@ def bad_cases():
                                    bias=lambda r: f32(r, 5)), ["'bias'", "O, weight's dimension 0"]),
         ("linear-x-nan", enc(posattn.linear, x=lambda r: np.full((5, 8), np.nan, np.float32), weight=lambda r: f32(r, 6, 8)),
          ["'x'", "NaN or Inf"]),
-        # Strided x of 70,000 elements: two scan tasks, the second starting inside row 6553.
-        ("linear-x-nan-strided-across-tasks", enc(posattn.linear, x=lambda r: poisoned(f32(r, 7000, 30)[:, ::3], np.nan, 65537),
+        # x of 70,000 elements in rows 31 apart (no axes to merge): two scan tasks, the second
+        # starting inside row 6553.
+        ("linear-x-nan-strided-across-tasks", enc(posattn.linear, x=lambda r: poisoned(f32(r, 7000, 31)[:, :10], np.nan, 65537),
                                                   weight=lambda r: f32(r, 6, 10)), ["'x'", "NaN or Inf"]),
         ("linear-out-shape", enc(posattn.linear, x=lambda r: f32(r, 5, 8), weight=lambda r: f32(r, 6, 8),
                                  out=lambda r: np.zeros((5, 7), np.float32)), ["'out'", "O, weight's dimension 0"]),

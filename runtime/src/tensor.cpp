@@ -164,13 +164,12 @@ void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
 
-// Rows are scanned by a branch-free loop on the exponent bits (which the compiler vectorizes), so
-// the check costs a fraction of one pass over memory.
 namespace {
 
 // Whether any of n float32 at `bits`, `step` elements apart, is NaN or ±Inf (all exponent bits
-// set). Built for the widest vectors the CPU has: the check reads every element of attention's
-// q, k and v, and at decoding sizes that was a sixth of the call (perf, Intel Xeon).
+// set): a branch-free loop, which the compiler vectorizes, built for the widest vectors the CPU
+// has: the check reads every element of attention's q, k and v, and at decoding sizes that was a
+// sixth of the call (perf, Intel Xeon).
 #if defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
