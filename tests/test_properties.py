@@ -141,6 +141,18 @@ def test_rope_frequencies_are_each_calls_own():
         np.testing.assert_allclose(inv, reference.rope_inv_freq(r, base=base, scaling=scaling)[0], rtol=1e-15)
 
 
+def test_trig_encoding_frequencies_are_each_calls_own(rng):
+    """The runtime keeps each thread's last per-channel frequencies (sinusoid) and turns (sin-only):
+    calls alternating d, base and convention get their own (t2t's d = 2 and 4 share a step)."""
+    positions = rng.integers(-5000, 5000, size=(2, 9)).astype(np.int32)
+    for d, base, convention in [(2, 1e4, "t2t"), (4, 1e4, "t2t"), (2, 1e4, "t2t"), (64, 1e4, "vaswani"),
+                                (64, 500.0, "vaswani"), (64, 1e4, "t2t"), (33, 1e4, "vaswani"), (64, 1e4, "vaswani")]:
+        np.testing.assert_allclose(posattn.sinusoidal(positions, d, base=base, convention=convention),
+                                   reference.sinusoidal(positions, d, base, convention=convention), atol=1e-6)
+        np.testing.assert_allclose(posattn.sin_only(positions, d, base=base), reference.sin_only(positions, d, base),
+                                   atol=1e-6)
+
+
 def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
     """SPEC §4: |f(w, p)| = |r_w| for every p, and f(w, p+k) = f(w, p)·e^{iω_w k}."""
     V, d, k = 20, 16, 9

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "internal.h"
@@ -160,8 +161,11 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
     if (pairs) {
         // The pair views cover channels 0 … 2·pairs−1 only, so a packed copy never carries the odd
         // last channel (written below) back over the caller's.
-        std::vector<double> frequencies(static_cast<size_t>(pairs));
-        for (int64_t i = 0; i < pairs; i++) frequencies[size_t(i)] = std::pow(o.base, -double(i) * exponent_step);
+        std::vector<double> frequencies = detail::kept_per_thread(std::tuple(pairs, o.base, exponent_step), [&] {
+            std::vector<double> f(static_cast<size_t>(pairs));
+            for (int64_t i = 0; i < pairs; i++) f[size_t(i)] = std::pow(o.base, -double(i) * exponent_step);
+            return f;
+        });
         HalideView freq_view(Tensor{frequencies.data(), DType::float64, {pairs}, {}}, false);
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
@@ -274,14 +278,17 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
     const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
     int64_t d = out.shape.back();
-    std::vector<int32_t> turns(size_t(2 * d));
-    for (int64_t c = 0; c < d; c++) {
-        long double t = std::pow(base, -double(c) / double(d)) * inv_two_pi;  // ω as the reference rounds it
-        auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
-        auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
-        turns[size_t(c)] = int32_t(hi);
-        turns[size_t(d + c)] = int32_t(lo);
-    }
+    std::vector<int32_t> turns = detail::kept_per_thread(std::pair(base, d), [&] {
+        std::vector<int32_t> words(size_t(2 * d));
+        for (int64_t c = 0; c < d; c++) {
+            long double t = std::pow(base, -double(c) / double(d)) * inv_two_pi;  // ω as the reference rounds it
+            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+            auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
+            words[size_t(c)] = int32_t(hi);
+            words[size_t(d + c)] = int32_t(lo);
+        }
+        return words;
+    });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel

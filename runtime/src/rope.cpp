@@ -53,18 +53,14 @@ void check_scaling(const Checker &check, const RopeScaling &s, int64_t r) {
     }
 }
 
-// b^(−2c/r) for every pair c < r/2. Their pows were a third of a RoPE call's own time at decoding
-// sizes, where calls repeat (r, b): each thread keeps its last.
+// b^(−2c/r) for every pair c < r/2 (their pows were a third of a RoPE call's own time at decoding
+// sizes, where calls repeat (r, b)).
 std::vector<double> inverse_frequencies(int64_t r, double b) {
-    thread_local int64_t last_r = 0;
-    thread_local double last_b = 0;
-    thread_local std::vector<double> last;
-    if (r != last_r || b != last_b) {
-        last.resize(size_t(r / 2));
-        for (int64_t c = 0; c < r / 2; c++) last[size_t(c)] = std::pow(b, -double(2 * c) / double(r));
-        last_r = r, last_b = b;
-    }
-    return last;
+    return detail::kept_per_thread(std::pair(r, b), [&] {
+        std::vector<double> inv(size_t(r / 2));
+        for (int64_t c = 0; c < r / 2; c++) inv[size_t(c)] = std::pow(b, -double(2 * c) / double(r));
+        return inv;
+    });
 }
 
 RopeFrequencies frequencies(const Checker &check, int64_t r, double base, const RopeScaling &s, int64_t seq_len) {
