@@ -430,8 +430,9 @@ def attention_benches(rng):
 
 def gqa_decode_bench(rng):
     """Decoding one token with GQA: q [1, 32, 1, 128] over a 4096-key cache of 8 KV heads, which the
-    runtime runs as one tile per KV head (runtime/src/attention.cpp). Memory-bound: its work is the
-    bytes of K and V, read once. After plain attention's own benchmarks, which the tuner times."""
+    runtime runs as one 4-row tile per KV head with plain attention's decode shape class
+    (runtime/src/attention.cpp): the shape the tuner times that class on. Memory-bound: its work is
+    the bytes of K and V, read once."""
     Hq, Hkv, Lk, D = 32, 8, 4096, 128
     q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
     caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32) for _ in range(2)], 2)
@@ -444,7 +445,7 @@ def gqa_decode_bench(rng):
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
-    return Bench("posattn_attn_plain_f32[gqa-decode]", 2 * Hkv * Lk * D * 4, "GB/s",
+    return Bench("posattn_attn_plain_f32_decode[gqa]", 2 * Hkv * Lk * D * 4, "GB/s",
                  lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, out=out, **s),
                  lambda r: eager(*caches[r % 2]),
                  lambda s: float(np.abs(posattn.attention(*small, causal=True, **s)

@@ -16,6 +16,7 @@ class Attention : public Generator<Attention> {
 public:
     GeneratorParam<std::string> variant{"variant", "plain"};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+    GeneratorParam<std::string> shape_class{"shape_class", ""};  // "" or "decode": schedules/attention.h
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -152,7 +153,7 @@ public:
     void generate() {
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
-        stages = define_attention(declaration(), attention_tiles(get_target(), schedule_params), q, k, v, D, Dv, Lq, Lk, group,
+        stages = define_attention(declaration(), attention_tiles(get_target(), schedule_params, shape_class), q, k, v, D, Dv, Lq, Lk, group,
                                   key_lengths, scale, lookahead, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
@@ -171,7 +172,7 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        schedule_attention(get_target(), schedule_params, stages, out);
+        schedule_attention(get_target(), schedule_params, shape_class, stages, out);
         if (Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout) {
             std::vector<Func> nests{out};
             for (Func x : {stages.q_transformed, stages.k_transformed})  // their own loop nests on GPUs

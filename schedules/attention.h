@@ -9,41 +9,39 @@
 
 namespace posattn {
 
+// A kernel is compiled once per shape class it declares (kernels.json), each with its own defaults
+// and tuned records: "" for any shape; "decode" for a few query rows per head group, which the
+// runtime picks for such calls (runtime/src/attention.cpp). GPUs keep one set of defaults until
+// they are timed on a GPU.
+inline cpu::AttentionParams cpu_attention_defaults(TargetFamily family, const std::string &shape_class) {
+    const bool arm = family == TargetFamily::arm;
+    if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults();
+    if (!shape_class.empty())
+        throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '' or 'decode'");
+    return arm ? arm::attention_defaults() : x86::attention_defaults();
+}
+
 // The tiles are part of the algorithm's decomposition (generators/attention.h), so they are asked
 // before generate(). A key group is a q·k register tile's keys on CPUs; GPUs read relative terms per logit.
-inline AttentionTiles attention_tiles(const Halide::Target &target, const std::string &params) {
-    switch (target_family(target)) {
-    case TargetFamily::x86: {
-        auto p = parse_schedule_params(params, x86::attention_defaults());
-        return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
-    }
-    case TargetFamily::arm: {
-        auto p = parse_schedule_params(params, arm::attention_defaults());
-        return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
-    }
-    case TargetFamily::gpu: {
+inline AttentionTiles attention_tiles(const Halide::Target &target, const std::string &params, const std::string &shape_class) {
+    TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu) {
         auto p = parse_schedule_params(params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));
         return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true};
     }
-    }
-    return {};
+    auto p = parse_schedule_params(params, cpu_attention_defaults(family, shape_class));
+    return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
 }
 
-inline void schedule_attention(const Halide::Target &target, const std::string &params,
+inline void schedule_attention(const Halide::Target &target, const std::string &params, const std::string &shape_class,
                                AttentionStages &stages, Halide::Func out) {
-    switch (target_family(target)) {
-    case TargetFamily::x86:
-        cpu::schedule_attention(stages, out, parse_schedule_params(params, x86::attention_defaults()));
-        break;
-    case TargetFamily::arm:
-        cpu::schedule_attention(stages, out, parse_schedule_params(params, arm::attention_defaults()));
-        break;
-    case TargetFamily::gpu: {
+    TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu) {
         const bool vulkan = target.has_feature(Halide::Target::Vulkan);
         gpu::schedule_attention(stages, out, parse_schedule_params(params, gpu::attention_defaults(vulkan)), vulkan);
-        break;
+        return;
     }
-    }
+    cpu::schedule_attention(stages, out, parse_schedule_params(params, cpu_attention_defaults(family, shape_class)));
 }
 
 }  // namespace posattn

@@ -356,6 +356,14 @@ def alibi_cases():
     return cases
 
 
+def plain_attention_function(Hq, Hkv, Lq, Lk, window):
+    """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode shape
+    class for at most 4 query rows per tile (one query folds a GQA group's q heads into rows)."""
+    folded = Lq == 1 and Hq > Hkv and (window == 0 or window >= Lk)
+    rows = Hq // Hkv if folded else Lq
+    return "posattn_attn_plain_f32_decode" if rows <= 4 else "posattn_attn_plain_f32"
+
+
 def attention_cases():
     cases = []
     # (B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout, window)
@@ -372,6 +380,9 @@ def attention_cases():
         (1, 8, 2, 1, 77, 32, 24, False, None, None, "strided", 0),              # strided views, Dv != D
         (2, 6, 2, 1, 90, 16, 16, True, [90, 33], None, "blhd", 0),              # [B, L, H, D], padding
         (2, 4, 2, 1, 60, 16, 16, True, None, None, "contiguous", 20),           # a window: not folded
+        (1, 4, 4, 1, 33, 64, 64, False, [20], None, "contiguous", 0),           # one query, no GQA, padding
+        (1, 3, 3, 3, 40, 16, 24, True, None, None, "strided", 0),               # 3 queries (speculative decoding)
+        (2, 16, 2, 1, 50, 32, 32, True, [50, 9], None, "contiguous", 0),        # a group of 8: the 32-row tile
         (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous", 0),
         (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd", 0),             # [B, L, H, D] views
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2
@@ -399,7 +410,7 @@ def attention_cases():
         name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-Dv{Dv}{'-causal' if causal else ''}"
                 f"{'-lengths' + '_'.join(map(str, lengths)) if lengths else ''}{f'-scale{scale}' if scale else ''}-{layout}"
                 f"{f'-window{window}' if window else ''}")
-        cases.append(Case("posattn_attn_plain_f32", name, run))
+        cases.append(Case(plain_attention_function(Hq, Hkv, Lq, Lk, window), name, run))
     return cases
 
 

@@ -280,7 +280,8 @@ def tune(function, bench_obj, args):
         raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
                          "command that runs tune/measure.py on a machine of that target")
     entry = manifest()[function]
-    kind = SCHEDULE_KIND[entry["generator"]]
+    kind = SCHEDULE_KIND[entry["generator"]] + "".join(
+        "_" + p.split("=", 1)[1] for p in entry["params"] if p.startswith("shape_class="))  # its class's defaults
     space = Space(search_space(space_family, kind), constraints(space_family, kind))
     rng = np.random.default_rng(args.seed)
     records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"

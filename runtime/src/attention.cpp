@@ -54,6 +54,10 @@ namespace {
 // are padded by it (the kernel checks its reads against their bounds).
 constexpr int64_t kOffsetPadding = 4096;
 
+// Query rows per call (per head group, with GQA folded) up to which a kernel's decode shape class
+// runs: its query tile (schedules/x86/attention.h attention_decode_defaults).
+constexpr int64_t kDecodeRows = 4;
+
 // A per-offset table as attention kernels read it: entry δ + Lk − 1 for every query − key offset
 // δ = i − j of rows i ∈ [0, Lq) and keys j ∈ [0, Lk), from −kOffsetPadding, with padding on both
 // sides for the rows and keys that tiles compute past Lq and Lk and never use. Consecutive query
@@ -416,7 +420,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k, false), v_view(v, false),
         out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
-    KernelCall kernel(args.function, call);
+    // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
+    // of that many rows: schedules/x86/attention.h), where the build has it for this device and
+    // schedule; otherwise the kernel itself, whose tiles are 32-48 rows.
+    const std::string decode = args.function + "_decode";
+    const bool decoding = rows <= kDecodeRows && detail::find_kernel(decode, call);
+    KernelCall kernel(decoding ? decode : args.function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal && !fold ? 0 : rows)).arg("window", int32_t(window))
         .arg("out", out_view);

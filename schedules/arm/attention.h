@@ -21,4 +21,13 @@ inline cpu::AttentionParams attention_defaults() {
     return p;
 }
 
+// Shape class "decode" (kernels.json, schedules/x86/attention.h): one 4-row tile. Not timed on an
+// ARM machine (none here; qemu's timings are not a CPU's).
+inline cpu::AttentionParams attention_decode_defaults() {
+    cpu::AttentionParams p = attention_defaults();
+    p.query_tile = 4;
+    p.value_rows = 4;
+    return p;
+}
+
 }  // namespace posattn::arm
