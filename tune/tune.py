@@ -265,6 +265,13 @@ class Progress:
         sys.stderr.flush()
 
 
+def schedule_kind(entry):
+    """The search space of a manifest entry: its generator's schedule, for its shape class if it has
+    one ("attention_decode": schedules/attention.h)."""
+    shape_class = [p.split("=", 1)[1] for p in entry["params"] if p.startswith("shape_class=")]
+    return "_".join([SCHEDULE_KIND[entry["generator"]], *shape_class])
+
+
 def family_of(target, device):
     """The records file and search space of a tuning run: x86, arm, or a GPU API (Vulkan's
     defaults differ: its attention tile)."""
@@ -280,8 +287,7 @@ def tune(function, bench_obj, args):
         raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
                          "command that runs tune/measure.py on a machine of that target")
     entry = manifest()[function]
-    kind = SCHEDULE_KIND[entry["generator"]] + "".join(
-        "_" + p.split("=", 1)[1] for p in entry["params"] if p.startswith("shape_class="))  # its class's defaults
+    kind = schedule_kind(entry)
     space = Space(search_space(space_family, kind), constraints(space_family, kind))
     rng = np.random.default_rng(args.seed)
     records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
