@@ -160,14 +160,18 @@ public:
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
         for (int dim = 0; dim < 4; dim++) out.dim(dim).set_min(0);
 
-        q.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
-        k.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
-        v.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+        // The calls of the shape class, for the autoschedulers: a 2048-token prompt, or (decode) one
+        // query of a 4-head GQA group against 4096 cached keys, as the runtime folds it.
+        const bool decode = std::string(shape_class) == "decode";
+        const int rows = decode ? 4 : 2048, keys = decode ? 4096 : 2048;
+        q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
+        k.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
+        v.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
         key_lengths.set_estimates({{0, 1}});
         scale.set_estimate(0.125f);
         lookahead.set_estimate(std::numeric_limits<int32_t>::max());
         window.set_estimate(std::numeric_limits<int32_t>::max());
-        out.set_estimates({{0, 64}, {0, 2048}, {0, 8}, {0, 1}});
+        out.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
     }
 
     void schedule() {

@@ -10,20 +10,24 @@
 namespace posattn {
 
 // A kernel is compiled once per shape class it declares (kernels.json), each with its own defaults
-// and tuned records: "" for any shape; "decode" for a few query rows per head group, which the
-// runtime picks for such calls (runtime/src/attention.cpp). GPUs keep one set of defaults until
-// they are timed on a GPU.
+// and tuned records: "" for any shape; "decode" for a few query rows per tile, which the runtime
+// picks for such calls (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain
+// tiles, until they are timed on a GPU.
+inline void check_shape_class(const std::string &shape_class) {
+    if (!shape_class.empty() && shape_class != "decode")
+        throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '' or 'decode'");
+}
+
 inline cpu::AttentionParams cpu_attention_defaults(TargetFamily family, const std::string &shape_class) {
     const bool arm = family == TargetFamily::arm;
     if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults();
-    if (!shape_class.empty())
-        throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '' or 'decode'");
     return arm ? arm::attention_defaults() : x86::attention_defaults();
 }
 
 // The tiles are part of the algorithm's decomposition (generators/attention.h), so they are asked
 // before generate(). A key group is a q·k register tile's keys on CPUs; GPUs read relative terms per logit.
 inline AttentionTiles attention_tiles(const Halide::Target &target, const std::string &params, const std::string &shape_class) {
+    check_shape_class(shape_class);
     TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
         auto p = parse_schedule_params(params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));

@@ -75,19 +75,21 @@ def test_autoscheduler_candidate_loads(tune, measure, tmp_path, rng):
 def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, measure, tmp_path, rng):
     """A candidate of plain attention's decode class, compiled from its own space's defaults (a
     4-row tile) and loaded under its own schedule name, serves exactly the calls the runtime gives
-    that class: one query of a GQA group of 4, and 4 queries; not 5 queries, nor a group of 8."""
+    that class: one query of a GQA group of 4, 4 queries, or one query of a group of 8 with a window
+    (not folded); not 5 queries, nor a folded group of 8 (runtime/src/attention.cpp kDecodeRows)."""
     function = "posattn_attn_plain_f32_decode"
     defaults = tune.Space(spaces()["x86"]["attention_decode"]).defaults()
     assert defaults["query_tile"] == 4 and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 4
     name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
-    for Hq, Hkv, Lq, decode in [(8, 2, 1, True), (3, 3, 4, True), (3, 3, 5, False), (16, 2, 1, False)]:
+    for Hq, Hkv, Lq, window, decode in [(8, 2, 1, 0, True), (3, 3, 4, 0, True), (16, 2, 1, 9, True), (8, 2, 3, 0, True),
+                                        (3, 3, 5, 0, False), (16, 2, 1, 0, False)]:
         q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, 32), (1, Hkv, 40, 32), (1, Hkv, 40, 32)))
         if decode:
-            np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, schedule=name),
-                                       reference.attention(q, k, v, None, True), atol=2e-5, rtol=1e-5)
+            np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=name),
+                                       reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
         else:
             with pytest.raises(posattn.Error, match=r"no kernel posattn_attn_plain_f32\.x86 with schedule"):
-                posattn.attention(q, k, v, causal=True, schedule=name)
+                posattn.attention(q, k, v, causal=True, window=window, schedule=name)
 
 
 def test_constraint_violation_is_rejected_at_compile_time(tune, tmp_path):

@@ -54,8 +54,9 @@ namespace {
 // are padded by it (the kernel checks its reads against their bounds).
 constexpr int64_t kOffsetPadding = 4096;
 
-// Query rows per call (per head group, with GQA folded) up to which a kernel's decode shape class
-// runs: its query tile (schedules/x86/attention.h attention_decode_defaults).
+// Query rows per tile (Lq, or a GQA group's q heads when one query is folded into rows) up to
+// which a kernel's decode shape class runs: its query tile on CPUs (schedules/x86/attention.h
+// attention_decode_defaults; tests/cases.py plain_attention_function states the same rule).
 constexpr int64_t kDecodeRows = 4;
 
 // A per-offset table as attention kernels read it: entry δ + Lk − 1 for every query − key offset
@@ -421,11 +422,11 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
-    // of that many rows: schedules/x86/attention.h), where the build has it for this device and
-    // schedule; otherwise the kernel itself, whose tiles are 32-48 rows.
-    const std::string decode = args.function + "_decode";
-    const bool decoding = rows <= kDecodeRows && detail::find_kernel(decode, call);
-    KernelCall kernel(decoding ? decode : args.function, call);
+    // of that many rows on CPUs), where the build has it for this device and schedule; otherwise
+    // the kernel itself, with its own tiles (32-48 rows on x86).
+    std::string function = args.function;
+    if (rows <= kDecodeRows && detail::find_kernel(function + "_decode", call)) function += "_decode";
+    KernelCall kernel(function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal && !fold ? 0 : rows)).arg("window", int32_t(window))
         .arg("out", out_view);

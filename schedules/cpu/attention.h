@@ -27,7 +27,7 @@ struct AttentionParams {
     template <typename Visit>
     void fields(Visit &&visit) {
         visit("vector_width", vector_width, {4, 8, 16});
-        visit("query_tile", query_tile, {4, 8, 16, 24, 32, 48, 64});  // 4, 8: the decode shape class
+        visit("query_tile", query_tile, {4, 8, 16, 24, 32, 48, 64});  // 4, 8: tiles of a few rows (decoding)
         visit("key_block", key_block, {64, 128, 256, 512});
         visit("score_keys", score_keys, {4, 6, 8, 12, 16});
         visit("value_rows", value_rows, {4, 6, 8, 12});

@@ -22,9 +22,9 @@ inline cpu::AttentionParams attention_defaults() {
     return p;
 }
 
-// Shape class "decode" (kernels.json): a call with at most 4 query rows per head group (a decoding
-// step; with GQA the group's q heads are the rows, runtime/src/attention.cpp), as one 4-row tile of
-// 4-lane vectors. AMD EPYC, 2026-12-02, causal q [1, 32, 1, 128] alternated 31 times with the
+// Shape class "decode" (kernels.json): a call with at most 4 query rows per tile (up to 4 queries,
+// or one query whose GQA group's q heads the runtime folds into rows, runtime/src/attention.cpp),
+// as one 4-row tile of 4-lane vectors. AMD EPYC, 2026-12-02, causal q [1, 32, 1, 128] alternated 31 times with the
 // defaults above: 4.0-4.5 ms against 4096 keys of 8 KV heads (the 32-row tile: 6.0-7.0 ms), 0.26
 // against 512 (0.51-0.73), 16.7-17.4 ms against 32 KV heads (25.0-25.4); 8 or 16 rows, key blocks
 // of 128 or 512, 4 or 16 keys per score tile: 4-12% slower than this.
