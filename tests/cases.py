@@ -386,6 +386,7 @@ def attention_cases():
         (1, 16, 2, 1, 50, 32, 32, True, None, None, "contiguous", 9),           # ... but with a window, one row
         (2, 8, 2, 3, 30, 16, 16, True, [30, 0], None, "contiguous", 0),         # GQA, 3 queries, an empty batch
         (1, 2, 1, 3, 2, 8, 8, True, None, None, "contiguous", 0),               # 3 queries, 2 keys: a row masked
+        (1, 8, 2, 1, 70, 40, 40, True, None, None, "contiguous", 0),            # D not whole 16-channel vectors
         (1, 8, 8, 128, 128, 64, 64, True, None, None, "contiguous", 0),
         (2, 4, 2, 29, 45, 32, 32, True, [45, 30], None, "blhd", 0),             # [B, L, H, D] views
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2

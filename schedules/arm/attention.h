@@ -16,6 +16,8 @@ inline cpu::AttentionParams attention_defaults() {
     p.score_keys = 4;
     p.value_rows = 4;
     p.value_vectors = 4;
+    p.value_width = 4;
+    p.score_lanes = 1;
     p.relative_rows = 4;
     p.relative_keys = 4;
     return p;

@@ -2,9 +2,10 @@
 // family's defaults are in schedules/<family>/attention.h.
 //
 // Per parallel task: one query tile of one (head, batch). q is transposed once per tile so that
-// q·k vectorizes over query rows; for each key block the scores live in a register tile
-// (query rows × `score_keys` keys), the softmax statistics in small buffers, and p·v in a
-// register tile (`value_rows` rows × `value_vectors` vectors of channels) merged into the running state.
+// q·k vectorizes over query rows (or, in tiles of a few rows, over channels: `score_lanes`); for
+// each key block the scores live in a register tile (query rows × `score_keys` keys), the softmax
+// statistics in small buffers, and p·v in a register tile (`value_rows` rows × `value_vectors`
+// vectors of channels) merged into the running state.
 // Relative scores are summed in the q·k register tile's shape (a key group is its `score_keys`
 // keys), relative values in the p·v register tile's.
 #pragma once
@@ -15,12 +16,17 @@
 namespace posattn::cpu {
 
 struct AttentionParams {
-    int vector_width = 0;  // float32 lanes per vector
+    int vector_width = 0;  // float32 lanes per vector of query rows (q·k, the softmax statistics)
     int query_tile = 0;  // query rows per task; a multiple of vector_width
     int key_block = 0;  // keys per online-softmax block
     int score_keys = 0;  // keys per q·k register tile
     int value_rows = 0;  // query rows per p·v register tile
     int value_vectors = 0;  // vectors of value channels per p·v register tile
+    int value_width = 0;  // float32 lanes per vector of value channels (p·v, the state, the output)
+    // Channels per q·k vector: 1 puts query rows in the lanes (a broadcast of k per multiply-add);
+    // more sums that many channels per lane, then adds the lanes of each (row, key): dense loads
+    // of q and k where a tile has only a few rows (decoding).
+    int score_lanes = 0;
     int relative_rows = 0;  // table rows per register tile of a query-side relative term
     int relative_keys = 0;  // keys per register tile of a key-side relative term
 
@@ -32,6 +38,8 @@ struct AttentionParams {
         visit("score_keys", score_keys, {4, 6, 8, 12, 16});
         visit("value_rows", value_rows, {4, 6, 8, 12});
         visit("value_vectors", value_vectors, {1, 2, 3, 4});
+        visit("value_width", value_width, {4, 8, 16});  // 16 with 4-lane rows: decoding
+        visit("score_lanes", score_lanes, {1, 4, 8, 16});
         visit("relative_rows", relative_rows, {4, 8, 16});
         visit("relative_keys", relative_keys, {4, 8, 16});
     }
@@ -94,13 +102,16 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .fuse(qo, h, task)
         .fuse(task, b, task)
         .parallel(task)
-        .vectorize(d, p.vector_width, TailStrategy::GuardWithIf);
+        .vectorize(d, p.value_width, TailStrategy::GuardWithIf);
 
     // Every per-tile stage covers the whole query tile, also in a partial last tile (whose extra
     // rows read clamped q rows and are never stored), so register tiles have constant shapes.
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
-    st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    if (p.score_lanes == 1)
+        st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    else  // read along the channels (also by the rows' fallback below, as strided loads)
+        st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::RoundUp);
     for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
@@ -108,18 +119,18 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         kt.compute_root().fuse(kh, kb, khb).parallel(khb).vectorize(kt.args()[0], p.vector_width, TailStrategy::GuardWithIf);
     }
 
-    for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.vector_width, TailStrategy::RoundUp);
+    for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.value_width, TailStrategy::RoundUp);
 
-    st.state.compute_at(out, task).vectorize(d, p.vector_width, TailStrategy::RoundUp);
+    st.state.compute_at(out, task).vectorize(d, p.value_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of
     // (one vector of value channels × value_rows query rows); p·v of the block is computed per
     // tile. Dv a multiple of the vector width (the usual head sizes) runs without any tail.
-    const int value_tile = p.vector_width * p.value_vectors;
+    const int value_tile = p.value_width * p.value_vectors;
     auto merge_by_register_tiles = [&](Stage merge, TailStrategy channel_tail) {
         merge.split(d, dvo, dv, value_tile, channel_tail)
             .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
             .reorder(dv, ii, dvo, io, rb)
-            .vectorize(dv, p.vector_width)
+            .vectorize(dv, p.value_width)
             .unroll(ii);
     };
     // Halide partitions only the steady state of a loop, not what it nests in a prologue: with
@@ -131,11 +142,11 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
     // Always a full register tile: channels past Dv read a clamped column and are never merged.
     auto value_register_tile = [&](Func f, const std::vector<RDom> &updates) {
-        f.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.vector_width).unroll(d).unroll(i);
+        f.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.value_width).unroll(d).unroll(i);
         for (size_t u = 0; u < updates.size(); u++) {
             std::vector<VarOrRVar> order{d, i};
             for (int dim = 0; dim < updates[u].dimensions(); dim++) order.push_back(updates[u][dim]);
-            f.update(u).reorder(order).vectorize(d, p.vector_width).unroll(d).unroll(i);
+            f.update(u).reorder(order).vectorize(d, p.value_width).unroll(d).unroll(i);
         }
     };
     value_register_tile(st.block_out, {st.block_keys});
@@ -163,12 +174,22 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .vectorize(ii)
         .unroll(io)
         .unroll(jj);
-    st.score.update()
-        .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
-        .reorder(ii, io, jj, st.channels.x)
-        .vectorize(ii)
-        .unroll(io)
-        .unroll(jj);
+    auto score_over_rows = [&](Stage s) {
+        s.split(i, io, ii, p.vector_width, TailStrategy::RoundUp).reorder(ii, io, jj, st.channels.x).vectorize(ii).unroll(io).unroll(jj);
+    };
+    if (p.score_lanes > 1) {
+        // Per (row, key) of the register tile, score_lanes partial sums over the channels, then
+        // their horizontal sum; where the channels are whole vectors (else over rows, as above).
+        Expr channels = st.channels.x.extent();
+        Stage dense = st.score.update().specialize(channels >= p.score_lanes && channels % p.score_lanes == 0);
+        RVar vectors("channel_vector"), lanes("channel_lane");
+        Var lane("lane");
+        Func partial = dense.split(st.channels.x, vectors, lanes, p.score_lanes).rfactor(lanes, lane);
+        partial.compute_at(st.logit, jo).reorder_storage(lane, i, jj).vectorize(lane).unroll(i).unroll(jj);
+        partial.update().reorder(lane, i, jj, vectors).vectorize(lane).unroll(i).unroll(jj);
+        dense.reorder(lanes, i, jj).atomic().vectorize(lanes).unroll(i).unroll(jj);
+    }
+    score_over_rows(st.score.update());
     // The relative scores of the same register tile: one row per uniform key group, then the
     // gathers of the groups that are not.
     if (st.relative_scores.defined()) {

@@ -17,6 +17,8 @@ inline cpu::AttentionParams attention_defaults() {
     p.score_keys = 8;
     p.value_rows = 8;
     p.value_vectors = 2;
+    p.value_width = 16;
+    p.score_lanes = 1;
     p.relative_rows = 8;
     p.relative_keys = 8;
     return p;
@@ -24,15 +26,21 @@ inline cpu::AttentionParams attention_defaults() {
 
 // Shape class "decode" (kernels.json): a call with at most 4 query rows per tile (up to 4 queries,
 // or one query whose GQA group's q heads the runtime folds into rows, runtime/src/attention.cpp),
-// as one 4-row tile of 4-lane vectors. AMD EPYC, 2026-12-02, causal q [1, 32, 1, 128] alternated 31 times with the
-// defaults above: 4.0-4.5 ms against 4096 keys of 8 KV heads (the 32-row tile: 6.0-7.0 ms), 0.26
-// against 512 (0.51-0.73), 16.7-17.4 ms against 32 KV heads (25.0-25.4); 8 or 16 rows, key blocks
-// of 128 or 512, 4 or 16 keys per score tile: 4-12% slower than this.
+// as one 4-row tile. q·k sums 16 channels per lane and adds the lanes of each (row, key) (with
+// the rows in 4 lanes, each multiply-add took a broadcast of k), p·v runs on 16-channel vectors.
+// AMD EPYC, 2026-12-02, causal q [1, 32, 1, 128] against 4096 keys of 8 KV heads (K and V
+// rotated over three caches, alternated 41 times): 2.92 ms, where the rows in the lanes took
+// 3.31 ms with 16-channel p·v and 3.57 ms with 4-channel p·v (before that the 32-row tile took
+// 6.0-7.0 ms); 8 channels per lane 3.00 ms. Earlier, 8 or 16 rows, key blocks of 128 or 512, 16
+// keys per score tile: 4-12% slower.
 inline cpu::AttentionParams attention_decode_defaults() {
     cpu::AttentionParams p = attention_defaults();
     p.vector_width = 4;
     p.query_tile = 4;
     p.value_rows = 4;
+    p.value_vectors = 1;
+    p.score_keys = 4;
+    p.score_lanes = 16;
     return p;
 }
 
