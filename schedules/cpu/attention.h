@@ -111,7 +111,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     if (p.score_lanes == 1)
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
     else  // read along the channels (also by the rows' fallback below, as strided loads)
-        st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::RoundUp);
+        st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::GuardWithIf);
     for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
