@@ -424,15 +424,16 @@ def attention_benches(rng):
             lambda r, causal=causal: eager(*sets[r % 3], causal),
             lambda s, causal=causal: float(np.abs(posattn.attention(*small, causal=causal, **s)
                                                   - reference.attention(*small, causal=causal)).max())))
-    benches.append(gqa_decode_bench(rng))
+    benches += [gqa_decode_bench(rng), gqa_decode_bench(rng, check_finite=False)]
     return benches
 
 
-def gqa_decode_bench(rng):
+def gqa_decode_bench(rng, check_finite=True):
     """Decoding one token with GQA: q [1, 32, 1, 128] over a 4096-key cache of 8 KV heads, which the
     runtime runs as one 4-row tile per KV head with plain attention's decode shape class
-    (runtime/src/attention.cpp): the shape the tuner times that class on. Memory-bound: its work is
-    the bytes of K and V, read once."""
+    (runtime/src/attention.cpp): the shape the tuner times that class on (the checked call, the
+    first). Memory-bound: its work is the bytes of K and V, read once by the kernel, and once more
+    by the NaN/Inf scan unless check_finite=False."""
     Hq, Hkv, Lk, D = 32, 8, 4096, 128
     q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
     caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32) for _ in range(2)], 2)
@@ -445,8 +446,8 @@ def gqa_decode_bench(rng):
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
-    return Bench("posattn_attn_plain_f32_decode[gqa]", 2 * Hkv * Lk * D * 4, "GB/s",
-                 lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, out=out, **s),
+    return Bench(f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]", 2 * Hkv * Lk * D * 4, "GB/s",
+                 lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, check_finite=check_finite, out=out, **s),
                  lambda r: eager(*caches[r % 2]),
                  lambda s: float(np.abs(posattn.attention(*small, causal=True, **s)
                                         - reference.attention(*small, causal=True)).max()))

@@ -200,14 +200,14 @@ def test_t5_attention_and_buckets(rng):
 
 class AttentionOptions(ctypes.Structure):
     _fields_ = [("has_scale", ctypes.c_int32), ("scale", ctypes.c_double), ("causal", ctypes.c_int32),
-                ("key_lengths", ctypes.POINTER(Tensor)), ("window", ctypes.c_int64)]
+                ("key_lengths", ctypes.POINTER(Tensor)), ("window", ctypes.c_int64), ("unchecked_values", ctypes.c_int32)]
 
 
-def attention_options(causal=0, window=0, key_lengths=None):
+def attention_options(causal=0, window=0, key_lengths=None, unchecked_values=0):
     o = AttentionOptions()
     lib.posattn_attention_options_init(ctypes.byref(o))
-    assert (o.has_scale, o.causal, o.window, bool(o.key_lengths)) == (0, 0, 0, False)
-    o.causal, o.window = causal, window
+    assert (o.has_scale, o.causal, o.window, bool(o.key_lengths), o.unchecked_values) == (0, 0, 0, False, 0)
+    o.causal, o.window, o.unchecked_values = causal, window, unchecked_values
     if key_lengths is not None:
         o._lengths = tensor(key_lengths)
         o.key_lengths = ctypes.pointer(o._lengths)
@@ -236,6 +236,18 @@ def test_masked_and_rope_attention(rng):
     assert lib.posattn_attention_rope(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, ctypes.c_double(1e4),
                                       5, ctypes.c_int64(0), None, None, None, ctypes.c_int64(0)) == INVALID
     assert "'layout' is 5" in last_error()
+
+
+def test_unchecked_values_skip_the_scan_for_non_finite_values(rng):
+    q, k, v = _qkv(rng)
+    k[0, 1, 4, 3] = np.nan
+    out = np.zeros(q.shape, np.float32)
+    args = [ctypes.byref(tensor(a)) for a in (q, k, v, out)]
+    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options())) == INVALID
+    assert "'k' contains NaN or Inf" in last_error() and not out.any()
+    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options(unchecked_values=1))) == OK, last_error()
+    # The q heads of KV head 0 never read the NaN: they are exact; those of KV head 1 are undefined.
+    np.testing.assert_allclose(out[:, :2], reference.attention(q[:, :2], k[:, :1], v[:, :1]), atol=2e-5)
 
 
 def test_relative_attention_variants(rng):

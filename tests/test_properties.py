@@ -509,6 +509,22 @@ def test_reused_scratch_blocks_carry_nothing_between_calls(rng):
         np.testing.assert_allclose(out, reference.deberta_attention(q, k, v, emb, **options), atol=2e-5, rtol=1e-5)
 
 
+def test_attention_check_finite_false_skips_the_scan_only(rng):
+    """check_finite=False: the same kernel, the same result, without the NaN/Inf scan of q, k and v
+    (a decoding step's second read of its KV cache); a non-finite value is then the caller's."""
+    q = rng.standard_normal((1, 8, 1, 32)).astype(np.float32)
+    k, v = (rng.standard_normal((1, 2, 300, 32)).astype(np.float32) for _ in range(2))
+    checked = posattn.attention(q, k, v, causal=True)
+    np.testing.assert_array_equal(posattn.attention(q, k, v, causal=True, check_finite=False), checked)
+    v[0, 1, 17, 5] = np.inf
+    before = v.copy()
+    with pytest.raises(posattn.Error, match="'v' contains NaN or Inf"):
+        posattn.attention(q, k, v, causal=True)
+    out = posattn.attention(q, k, v, causal=True, check_finite=False)
+    np.testing.assert_array_equal(v, before)
+    np.testing.assert_array_equal(out[:, :4], checked[:, :4])  # q heads of KV head 0 never read it
+
+
 def test_dlpack_inputs(rng):
     class OnlyDLPack:  # exposes nothing but the DLPack protocol
         def __init__(self, array):

@@ -502,8 +502,8 @@ PYBIND11_MODULE(_posattn, m) {
              std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
-             std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, std::optional<py::array> out,
-             std::string schedule, std::string device) {
+             std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, bool check_finite,
+             std::optional<py::array> out, std::string schedule, std::string device) {
               std::vector<py::ssize_t> shape = shape_of(q);
               if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
               py::array result = output("attention", out, shape);
@@ -519,6 +519,7 @@ PYBIND11_MODULE(_posattn, m) {
                                                     t5_max_distance};
               if (rope) options.rope = rope_attention(*rope);
               options.window = window;
+              options.check_finite = check_finite;
               if (shaw) options.shaw = shaw_attention(*shaw);
               if (transformer_xl) options.transformer_xl = transformer_xl_attention(*transformer_xl);
               if (deberta) options.deberta = deberta_attention(*deberta);
@@ -533,7 +534,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
           py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
           py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("check_finite") = true, py::arg("out") = py::none(), py::arg("schedule") = "hand",
+          py::arg("device") = "cpu");
 
     m.def("linear",
           [](py::array x, py::array weight, std::optional<py::array> bias, std::optional<py::array> out, std::string schedule, std::string device) {

@@ -387,7 +387,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (s.Lq + s.Lk > (int64_t(1) << 30))
         check.fail("arguments 'q' and 'k' have Lq + Lk = " + std::to_string(s.Lq + s.Lk) + "; expected Lq + Lk <= 2^30");
     // q, k and v are checked before an encoding's own work (DeBERTa's projections).
-    for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
+    if (o.check_finite)
+        for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, args);

@@ -119,6 +119,7 @@ posattn::AttentionOptions attention_options(const posattn_attention_options *c) 
     if (!c) c = &defaults;
     posattn::AttentionOptions options = attention_options(c->has_scale ? &c->scale : nullptr, c->causal, c->key_lengths);
     options.window = c->window;
+    options.check_finite = !c->unchecked_values;
     return options;
 }
 
@@ -333,7 +334,7 @@ posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num
 }
 
 void posattn_attention_options_init(posattn_attention_options *options) {
-    if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0};
+    if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0, 0};
 }
 
 posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,

@@ -169,7 +169,7 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, alibi_slopes=None,
               alibi_form="relative", t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None,
-              transformer_xl=None, deberta=None, out=None, schedule="hand", device="cpu"):
+              transformer_xl=None, deberta=None, check_finite=True, out=None, schedule="hand", device="cpu"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
@@ -180,6 +180,8 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     "k_positions", "seq_len"} (all optional, as in posattn.rope) rotates q and k inside the kernel;
     positions default to keys 0 … Lk−1 and queries at the last Lq of them. window > 0 masks keys
     at p_i − j >= window (sliding window; p_i = i + Lk − Lq is query i's position).
+    check_finite=False skips the scan of q, k and v for NaN/Inf (a decoding step's second read of
+    its KV cache); a non-finite value then gives undefined output values, never a crash.
 
     Relative attention, each a dict (SPEC §8, §10, §11):
     shaw = {"rel_k": [2K+1, D] or [Hq, 2K+1, D], "rel_v": [2K+1, Dv] or [Hq, 2K+1, Dv]}: index
@@ -202,7 +204,8 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
                               alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
                               t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope,
                               window=window, shaw=_arrays(shaw), transformer_xl=_arrays(transformer_xl),
-                              deberta=_arrays(deberta), out=out, schedule=schedule, device=device)
+                              deberta=_arrays(deberta), check_finite=check_finite, out=out, schedule=schedule,
+                              device=device)
 
 
 def _arrays(options):

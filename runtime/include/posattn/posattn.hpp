@@ -240,6 +240,10 @@ struct AttentionOptions {
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
     int64_t window = 0;                  // > 0: sliding window, p_i − j < window
+    // false: q, k and v are not scanned for NaN/Inf, which a decoding step pays with a second read
+    // of its whole KV cache (a third of the call). The caller vouches for them: a non-finite value
+    // then gives undefined output values (NaN, Inf), never a crash or an out-of-bounds access.
+    bool check_finite = true;
     // At most one position encoding:
     std::optional<AlibiAttention> alibi;
     std::optional<T5Attention> t5;
