@@ -81,9 +81,11 @@ def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, mea
     defaults = tune.Space(spaces()["x86"]["attention_decode"]).defaults()
     assert defaults["query_tile"] == 4 and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 4
     name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
-    for Hq, Hkv, Lq, window, decode in [(8, 2, 1, 0, True), (3, 3, 4, 0, True), (16, 2, 1, 9, True), (8, 2, 3, 0, True),
-                                        (3, 3, 5, 0, False), (16, 2, 1, 0, False)]:
-        q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, 32), (1, Hkv, 40, 32), (1, Hkv, 40, 32)))
+    # (D, Dv): channels in whole 16-lane vectors, then not (q·k over rows), then fewer than 16
+    for Hq, Hkv, Lq, window, decode, D, Dv in [(8, 2, 1, 0, True, 32, 32), (3, 3, 4, 0, True, 64, 24),
+                                               (16, 2, 1, 9, True, 40, 40), (8, 2, 3, 0, True, 8, 8),
+                                               (3, 3, 5, 0, False, 32, 32), (16, 2, 1, 0, False, 32, 32)]:
+        q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)))
         if decode:
             np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=name),
                                        reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
@@ -111,6 +113,7 @@ def test_search_draws_only_params_meeting_the_constraints(tune):
     for p in draws:  # AttentionParams::invalid(), restated
         assert p["query_tile"] % p["vector_width"] == 0 and p["query_tile"] % p["value_rows"] == 0, p
         assert p["key_block"] % p["score_keys"] == 0, p
+        assert p["score_lanes"] == 1 or p["query_tile"] * p["score_keys"] <= 32, p
     # (unconstrained, about a third of the attention space breaks one of them)
     unconstrained = tune.Space(spaces()["x86"]["attention"])
     assert any(why_invalid(unconstrained.sample(rng)) for _ in range(40))

@@ -2,8 +2,8 @@
 // family's defaults are in schedules/<family>/attention.h.
 //
 // Per parallel task: one query tile of one (head, batch). q is transposed once per tile so that
-// q·k vectorizes over query rows (or, in tiles of a few rows, over channels: `score_lanes`); for
-// each key block the scores live in a register tile (query rows × `score_keys` keys), the softmax
+// q·k vectorizes over query rows (or, in tiles of a few rows, copied with its channels innermost
+// so that q·k vectorizes over channels: `score_lanes`); for each key block the scores live in a register tile (query rows × `score_keys` keys), the softmax
 // statistics in small buffers, and p·v in a register tile (`value_rows` rows × `value_vectors`
 // vectors of channels) merged into the running state.
 // Relative scores are summed in the q·k register tile's shape (a key group is its `score_keys`
@@ -16,7 +16,8 @@
 namespace posattn::cpu {
 
 struct AttentionParams {
-    int vector_width = 0;  // float32 lanes per vector of query rows (q·k, the softmax statistics)
+    int vector_width = 0;  // float32 lanes per vector of query rows (q·k, the softmax statistics) and of
+                           // the stages computed once per call (transformed k, relative tables)
     int query_tile = 0;  // query rows per task; a multiple of vector_width
     int key_block = 0;  // keys per online-softmax block
     int score_keys = 0;  // keys per q·k register tile
@@ -47,6 +48,9 @@ struct AttentionParams {
         if (query_tile % vector_width || query_tile % value_rows)
             return "query_tile must be a multiple of vector_width and of value_rows";
         if (key_block % score_keys) return "key_block must be a multiple of score_keys";
+        // Channel lanes keep a vector per (row, key) of the register tile.
+        if (score_lanes > 1 && query_tile * score_keys > 32)
+            return "with score_lanes > 1, query_tile * score_keys must be at most 32 (one register per row and key)";
         return "";
     }
 };
@@ -123,8 +127,8 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
 
     st.state.compute_at(out, task).vectorize(d, p.value_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of
-    // (one vector of value channels × value_rows query rows); p·v of the block is computed per
-    // tile. Dv a multiple of the vector width (the usual head sizes) runs without any tail.
+    // (value_vectors vectors of value channels × value_rows query rows); p·v of the block is
+    // computed per tile. Dv a multiple of the tile (the usual head sizes) runs without any tail.
     const int value_tile = p.value_width * p.value_vectors;
     auto merge_by_register_tiles = [&](Stage merge, TailStrategy channel_tail) {
         merge.split(d, dvo, dv, value_tile, channel_tail)

@@ -29,10 +29,10 @@ inline cpu::AttentionParams attention_defaults() {
 // as one 4-row tile. q·k sums 16 channels per lane and adds the lanes of each (row, key) (with
 // the rows in 4 lanes, each multiply-add took a broadcast of k), p·v runs on 16-channel vectors.
 // AMD EPYC, 2026-12-02, causal q [1, 32, 1, 128] against 4096 keys of 8 KV heads (K and V
-// rotated over three caches, alternated 41 times): 2.92 ms, where the rows in the lanes took
-// 3.31 ms with 16-channel p·v and 3.57 ms with 4-channel p·v (before that the 32-row tile took
-// 6.0-7.0 ms); 8 channels per lane 3.00 ms. Earlier, 8 or 16 rows, key blocks of 128 or 512, 16
-// keys per score tile: 4-12% slower.
+// rotated over three caches, candidates alternated call by call 41 times): 2.92 ms, where the
+// rows in the lanes (8-key score tiles) took 3.31 ms with 16-channel p·v and 3.57 ms with
+// 4-channel p·v (the 32-row tile before that: 6.0-7.0 ms); 8 channels per lane 3.00 ms. Earlier,
+// 8 or 16 rows, key blocks of 128 or 512, 16 keys per score tile: 4-12% slower.
 inline cpu::AttentionParams attention_decode_defaults() {
     cpu::AttentionParams p = attention_defaults();
     p.vector_width = 4;

@@ -166,7 +166,7 @@ typedef struct posattn_attention_options {
     int32_t causal;                     /* bottom-right aligned */
     const posattn_tensor *key_lengths;  /* int32 [B], or NULL */
     int64_t window;                     /* > 0: sliding window, p_i - j < window */
-    int32_t unchecked_values;           /* nonzero: q, k, v not scanned for NaN/Inf (C++ check_finite) */
+    int32_t unchecked_values;           /* nonzero: q, k, v not scanned for NaN/Inf (C++ check_finite = false) */
 } posattn_attention_options;
 void posattn_attention_options_init(posattn_attention_options *options);
 
