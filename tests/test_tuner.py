@@ -121,6 +121,22 @@ def test_search_draws_only_params_meeting_the_constraints(tune):
         tune.Space(spaces()["x86"]["attention"], lambda params: "never").sample(rng)
 
 
+def test_gpu_candidates_fit_a_block(tune):
+    """GPU spaces draw only blocks that can launch: the attention tile's shared memory at the
+    benchmark's head size (48 KiB on CUDA and OpenCL, 32 KiB on Vulkan), the encodings' threads."""
+    rng = np.random.default_rng(5)
+    for family, limit in (("gpu", 48 << 10), ("vulkan", 32 << 10)):
+        why_invalid = tune.constraints(family, "attention")
+        space = tune.Space(spaces()[family]["attention"], why_invalid)
+        assert why_invalid(space.defaults()) == ""
+        assert "shared memory" in why_invalid(dict(space.defaults(), query_tile=128, key_block=128))
+        for p in [space.sample(rng) for _ in range(20)]:
+            assert 4 * p["query_tile"] * (3 * 64 + 2 * p["key_block"]) <= limit, p
+    why_invalid = tune.constraints("gpu", "encoding")
+    assert "at most 1024" in why_invalid(dict(channel_threads=128, row_threads=16))
+    assert why_invalid(dict(channel_threads=64, row_threads=16)) == ""
+
+
 def test_search_is_reproducible_from_its_seed(tune):
     space = tune.Space(spaces()["x86"]["attention"], tune.constraints("x86", "attention"))
     draws = [[space.mutate(space.sample(rng), rng) for _ in range(5)] for rng in

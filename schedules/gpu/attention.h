@@ -10,6 +10,8 @@
 // consecutive threads (query rows) read at consecutive offsets. Not timed on a GPU (none lent).
 #pragma once
 
+#include <string>
+
 #include "Halide.h"
 #include "generators/attention.h"
 #include "schedules/gpu/unrolled_sum.h"
@@ -19,20 +21,35 @@ namespace posattn::gpu {
 struct AttentionParams {
     int query_tile = 0;  // query rows per block (one thread each)
     int key_block = 0;   // keys per online-softmax block
+    // The shared memory a block may use, the API's (not searched): 48 KiB, what CUDA gives a
+    // kernel without an opt-in and a common OpenCL local memory size; 32 KiB on Vulkan (lavapipe,
+    // like many mobile GPUs).
+    int shared_bytes = 48 << 10;
 
     template <typename Visit>
     void fields(Visit &&visit) {
         visit("query_tile", query_tile, {16, 32, 64, 128});
         visit("key_block", key_block, {16, 32, 64, 128});
     }
+    // A block's shared memory is 4·query_tile·(3·D + 2·key_block) bytes; it must fit at the head
+    // size the benchmark times (D = 64), so that every candidate of a tuning run can launch.
+    std::string invalid() const {
+        const int head_size = 64, bytes = 4 * query_tile * (3 * head_size + 2 * key_block);
+        if (bytes > shared_bytes)
+            return "query_tile and key_block need " + std::to_string(bytes) + " bytes of shared memory at D = 64; at most " +
+                   std::to_string(shared_bytes) + " fit";
+        return "";
+    }
 };
 
-// Vulkan: a block's shared memory is 4·query_tile·(3·D + 2·key_block) bytes, and lavapipe (like
-// many mobile GPUs) allows 32 KiB: 16 rows × 32 keys fit D up to 128.
+// Vulkan: 16 rows × 32 keys fit lavapipe's 32 KiB for D up to 128 (28 KiB). CUDA, OpenCL: 32 rows
+// × 64 keys take 40 KiB at D = 64 (64 KiB at D = 128: beyond CUDA's 48 KiB without an opt-in,
+// which no GPU run here has checked Halide's runtime makes).
 inline AttentionParams attention_defaults(bool vulkan = false) {
     AttentionParams p;
     p.query_tile = vulkan ? 16 : 32;
     p.key_block = vulkan ? 32 : 64;  // 2 × 8 KiB of shared logits and probabilities per block (CUDA, OpenCL)
+    p.shared_bytes = vulkan ? 32 << 10 : 48 << 10;
     return p;
 }
 

@@ -3,6 +3,7 @@
 // tables computed once per call by their own kernel. Not timed on a GPU yet (none here).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "Halide.h"
@@ -18,6 +19,10 @@ struct EncodingParams {
     void fields(Visit &&visit) {
         visit("channel_threads", channel_threads, {8, 16, 32, 64, 128});
         visit("row_threads", row_threads, {1, 2, 4, 8, 16});
+    }
+    // CUDA's limit on a block, and what most GPU APIs report (lavapipe too).
+    std::string invalid() const {
+        return channel_threads * row_threads > 1024 ? "channel_threads * row_threads must be at most 1024 (threads per block)" : "";
     }
 };
 
