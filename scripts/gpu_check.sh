@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # For a machine with a GPU (made for an NVIDIA one): builds every kernel in build-gpu/ without the
 # autoscheduled baselines (they are CPU benchmarks and most of the build time), runs the harness's
-# cases for the device and the PTX/SPIR-V checks, then times every kernel on the device, and
-# writes build-gpu/gpu_report.md. About 5 minutes on 16 cores.
+# cases for the device, the PTX/SPIR-V checks and the device-buffer tests, then times every kernel
+# on the device, and writes build-gpu/gpu_report.md. About 5 minutes on 16 cores.
 #   scripts/gpu_check.sh [cuda|opencl|vulkan]      (default: cuda)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,7 +26,7 @@ cmake --build "$build"
   echo '```'
   # A present device is never skipped: its cases pass or fail.
   POSATTN_BUILD=build-gpu python -m pytest -q -p no:cacheprovider -k "$device" \
-    "$root/tests/test_kernels.py" "$root/tests/test_device_code.py" 2>&1 | tail -4
+    "$root/tests/test_kernels.py" "$root/tests/test_device_code.py" "$root/tests/test_c_api.py" 2>&1 | tail -4
   echo '```'
   echo
   PYTHONPATH="$build/python" python "$root/bench/bench.py" --device "$device" --repeats 7

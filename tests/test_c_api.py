@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import BASELINES, BUILD
+from conftest import BASELINES, BUILD, NATIVE_BUILD
 from posattn import reference
 
 lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
@@ -13,9 +13,13 @@ OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
 F32, F64, I32, I64 = range(4)
 
 
+HOST, DEVICE = range(2)
+
+
 class Tensor(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
-                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64))]
+                ("shape", ctypes.POINTER(ctypes.c_int64)), ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("memory", ctypes.c_int32)]
 
 
 def tensor(a, data=None, shape=None):
@@ -395,3 +399,194 @@ def test_set_device_and_schedule_select_the_kernel(rng):
     finally:
         lib.posattn_set_device(b"cpu")
         lib.posattn_set_schedule(b"hand")
+
+
+def device_context(device):
+    context, queue = ctypes.c_void_p(), ctypes.c_void_p()
+    lib.posattn_device_context.restype = ctypes.c_int
+    assert lib.posattn_device_context(device.encode(), ctypes.byref(context), ctypes.byref(queue)) == OK, last_error()
+    return context, queue
+
+
+class OpenCL:
+    """Device buffers in the context posattn's OpenCL kernels run in (posattn_device_context), made
+    and read through the ICD loader as a caller of the C ABI makes them (PoCL here)."""
+    def __init__(self):
+        self.cl = ctypes.CDLL("libOpenCL.so.1")
+        self.cl.clCreateBuffer.restype = ctypes.c_void_p
+        self.cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
+                                           ctypes.POINTER(ctypes.c_int32)]
+        for name in ("clEnqueueWriteBuffer", "clEnqueueReadBuffer"):
+            getattr(self.cl, name).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t,
+                                               ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p,
+                                               ctypes.c_void_p]
+        self.cl.clReleaseMemObject.argtypes = [ctypes.c_void_p]
+        self.context, self.queue = device_context("opencl")
+        self.buffers = []
+
+    def buffer(self, a):
+        """A device buffer holding a copy of C-contiguous array a."""
+        error = ctypes.c_int32()
+        mem = self.cl.clCreateBuffer(self.context, 1, a.nbytes, None, ctypes.byref(error))  # CL_MEM_READ_WRITE
+        assert error.value == 0 and mem
+        self.buffers.append(mem)
+        assert self.cl.clEnqueueWriteBuffer(self.queue, mem, 1, 0, a.nbytes, a.ctypes.data, 0, None, None) == 0
+        return mem
+
+    def read(self, mem, like):
+        a = np.empty_like(like)
+        assert self.cl.clEnqueueReadBuffer(self.queue, mem, 1, 0, a.nbytes, a.ctypes.data, 0, None, None) == 0
+        return a
+
+    def release(self):
+        for mem in self.buffers:
+            self.cl.clReleaseMemObject(mem)
+
+
+class Cuda:
+    """The same through CUDA's driver API, in the context posattn's CUDA kernels run in."""
+    def __init__(self):
+        self.cu = ctypes.CDLL("libcuda.so.1")
+        self.context, _ = device_context("cuda")
+        self.buffers = []
+
+    def _in_context(self, call, *args):
+        assert self.cu.cuCtxPushCurrent_v2(self.context) == 0
+        try:
+            assert call(*args) == 0
+        finally:
+            self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
+
+    def buffer(self, a):
+        pointer = ctypes.c_uint64()
+        self._in_context(self.cu.cuMemAlloc_v2, ctypes.byref(pointer), ctypes.c_size_t(a.nbytes))
+        self.buffers.append(pointer.value)
+        self._in_context(self.cu.cuMemcpyHtoD_v2, pointer, ctypes.c_void_p(a.ctypes.data), ctypes.c_size_t(a.nbytes))
+        return pointer.value
+
+    def read(self, pointer, like):
+        a = np.empty_like(like)
+        self._in_context(self.cu.cuMemcpyDtoH_v2, ctypes.c_void_p(a.ctypes.data), ctypes.c_uint64(pointer), ctypes.c_size_t(a.nbytes))
+        return a
+
+    def release(self):
+        for pointer in self.buffers:
+            self._in_context(self.cu.cuMemFree_v2, ctypes.c_uint64(pointer))
+
+
+def cuda_devices():
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    return count.value if driver.cuInit(0) == 0 and driver.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
+
+
+def device_tensor(mem, like, shape=None, strides=None):
+    """A posattn_tensor of device buffer mem holding elements laid out as array `like` (or shape, strides)."""
+    t = tensor(like, data=mem, shape=shape)
+    if strides is not None:
+        t._strides = (ctypes.c_int64 * len(strides))(*strides)
+        t.strides = t._strides
+    t.memory = DEVICE
+    return t
+
+
+@pytest.fixture(params=["opencl", "cuda"])
+def gpu(request):
+    """A GPU API's device buffers, with this thread's calls on that API. OpenCL runs on PoCL here;
+    CUDA where a device is (scripts/gpu_check.sh), skipped by name elsewhere."""
+    if not NATIVE_BUILD:
+        pytest.skip("a cross build has no GPU APIs")
+    if request.param == "cuda" and not cuda_devices():
+        pytest.skip("no CUDA device on this machine")
+    assert lib.posattn_set_device(request.param.encode()) == OK
+    device = OpenCL() if request.param == "opencl" else Cuda()
+    try:
+        yield device
+    finally:
+        device.release()
+        lib.posattn_set_device(b"cpu")
+
+
+@pytest.mark.parametrize("Hq, Hkv, Lq, Lk, D, causal", [(4, 2, 7, 9, 16, 1), (4, 1, 1, 33, 8, 0), (2, 2, 5, 5, 24, 0)])
+def test_attention_on_device_buffers(gpu, rng, Hq, Hkv, Lq, Lk, D, causal):
+    """q, k, v and out as device buffers the caller made, used in place: the result against the
+    float64 reference at every element, the inputs left as they were; with one query against a
+    single KV head (the decoding fold of GQA heads into rows), and with host key lengths."""
+    q, k, v = _qkv(rng, Hq, Hkv, Lq, Lk, D)
+    poison = np.full(q.shape, np.nan, np.float32)
+    buffers = [gpu.buffer(a) for a in (q, k, v, poison)]
+    lengths = np.array([Lk - 1], np.int32)
+    options = attention_options(causal=causal, key_lengths=lengths)
+    args = [ctypes.byref(device_tensor(m, a)) for m, a in zip(buffers, (q, k, v, poison))]
+    assert lib.posattn_attention_masked(*args, ctypes.byref(options)) == OK, last_error()
+    np.testing.assert_allclose(gpu.read(buffers[3], poison), reference.attention(q, k, v, None, bool(causal), lengths),
+                               atol=2e-5, rtol=0)
+    for m, a in zip(buffers, (q, k, v)):
+        np.testing.assert_array_equal(gpu.read(m, a), a)
+
+
+def test_device_and_host_tensors_mix_and_strided_device_output(gpu, rng):
+    """A host q with device k, v and an out whose rows leave gaps in its buffer: the gaps keep
+    their bytes, in the kernel's call and in the all-masked one (no keys)."""
+    q, k, v = _qkv(rng, 2, 2, 3, 4, 8)
+    out_buffer = np.full((1, 2, 3, 12), 7.0, np.float32)  # rows of 8 values, then 4 of gap
+    mem = [gpu.buffer(a) for a in (k, v, out_buffer)]
+    out = device_tensor(mem[2], q, shape=(1, 2, 3, 8), strides=(72, 36, 12, 1))
+    args = [ctypes.byref(tensor(q)), ctypes.byref(device_tensor(mem[0], k)), ctypes.byref(device_tensor(mem[1], v)), ctypes.byref(out)]
+    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options())) == OK, last_error()
+    result = gpu.read(mem[2], out_buffer)
+    np.testing.assert_allclose(result[..., :8], reference.attention(q, k, v), atol=2e-5, rtol=0)
+    np.testing.assert_array_equal(result[..., 8:], 7.0)
+    empty = np.zeros((1, 2, 0, 8), np.float32)
+    no_keys = [ctypes.byref(tensor(q)), ctypes.byref(tensor(empty)), ctypes.byref(tensor(empty)), ctypes.byref(out)]
+    assert lib.posattn_attention_masked(*no_keys, ctypes.byref(attention_options())) == OK, last_error()
+    result = gpu.read(mem[2], out_buffer)
+    np.testing.assert_array_equal(result[..., :8], 0.0)
+    np.testing.assert_array_equal(result[..., 8:], 7.0)
+
+
+def test_device_buffer_errors_name_the_argument(gpu, rng):
+    """Device buffers where they are not taken, on the wrong device, strided across, with unknown
+    memory codes, or holding NaN (found through a host copy): INVALID, naming the argument, and the
+    output buffer untouched."""
+    q, k, v = _qkv(rng)
+    poison = np.full(q.shape, np.nan, np.float32)
+    mem = [gpu.buffer(a) for a in (q, k, v, poison)]
+    on_device = [device_tensor(m, a) for m, a in zip(mem, (q, k, v, poison))]
+    run = lambda ts, **o: lib.posattn_attention_masked(*(ctypes.byref(t) for t in ts), ctypes.byref(attention_options(**o)))
+
+    lengths = gpu.buffer(np.array([9], np.int32))
+    options = attention_options()
+    options._lengths = device_tensor(lengths, np.array([9], np.int32))
+    options.key_lengths = ctypes.pointer(options._lengths)
+    assert lib.posattn_attention_masked(*(ctypes.byref(t) for t in on_device), ctypes.byref(options)) == INVALID
+    assert "'key_lengths' is device memory; expected host memory" in last_error()
+
+    positions = np.arange(7, dtype=np.int32)
+    table = device_tensor(mem[3], np.zeros((7, 16), np.float32))
+    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(table), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'out' is device memory; expected host memory" in last_error()
+
+    strided = device_tensor(mem[0], q, strides=(448, 112, 16, 2))
+    assert run([strided] + on_device[1:]) == INVALID and "'q' is device memory with strides" in last_error()
+    unknown = device_tensor(mem[1], k)
+    unknown.memory = 7
+    assert run([on_device[0], unknown] + on_device[2:]) == INVALID and "'k' has unknown memory code 7" in last_error()
+
+    k_nan = k.copy()
+    k_nan[0, 1, 4, 3] = np.nan
+    assert run([on_device[0], device_tensor(gpu.buffer(k_nan), k)] + on_device[2:]) == INVALID
+    assert "'k' contains NaN or Inf" in last_error()
+    assert np.isnan(gpu.read(mem[3], poison)).all()
+
+    for device in (b"cpu", b"vulkan"):
+        assert lib.posattn_set_device(device) == OK
+        assert run(on_device) == INVALID
+        assert "'q' is device memory; expected a call on its device, cuda or opencl" in last_error()
+    assert np.isnan(gpu.read(mem[3], poison)).all()
+    context, queue = ctypes.c_void_p(), ctypes.c_void_p()
+    assert lib.posattn_device_context(b"vulkan", ctypes.byref(context), ctypes.byref(queue)) == UNSUPPORTED
+    assert "expected cuda or opencl" in last_error()

@@ -344,10 +344,8 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
                const CallOptions &call) {
     Checker check("attention");
-    check.tensor(q, "q", DType::float32, {4});
-    check.tensor(k, "k", DType::float32, {4});
-    check.tensor(v, "v", DType::float32, {4});
-    check.tensor(out, "out", DType::float32, {4});
+    for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
+        check.host_or_device(*t, name, DType::float32, {4}, call);
     Shape s{q.shape[0], q.shape[1], q.shape[2], q.shape[3], k.shape[1], k.shape[2], v.shape[3]};
     check.dim(k, "k", 0, s.B, "B, q's dimension 0");
     check.dim(k, "k", 3, s.D, "D, q's dimension 3");
@@ -388,7 +386,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         check.fail("arguments 'q' and 'k' have Lq + Lk = " + std::to_string(s.Lq + s.Lk) + "; expected Lq + Lk <= 2^30");
     // q, k and v are checked before an encoding's own work (DeBERTa's projections).
     if (o.check_finite)
-        for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name);
+        for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name, call);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, args);
@@ -403,8 +401,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (out.numel() == 0) return;
 
     if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
-        float *data = static_cast<float *>(out.data);
+        // A device buffer's elements are zeroed in a host copy of its span (which keeps the bytes between them).
+        std::vector<uint8_t> copy(out.memory == Memory::device ? size_t(detail::span_bytes(out)) : 0);
+        if (!copy.empty()) detail::device_to_host(out, call, copy.data());
+        float *data = static_cast<float *>(copy.empty() ? out.data : copy.data());
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
+        if (!copy.empty()) detail::host_to_device(copy.data(), out, call);
         return;
     }
     // Decoding one query with GQA: the q heads of a group see the same keys from the same
@@ -416,7 +418,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
     auto heads_as_rows = [&](const Tensor &t) {
         return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
-                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}};
+                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
     };
     const int64_t rows = fold ? group : s.Lq;
     HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k, false), v_view(v, false),

@@ -19,8 +19,12 @@ posattn::Tensor view(const posattn_tensor *t, const char *name) {
     if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_INT64)
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              std::string("posattn: argument '") + name + "' has unknown dtype code " + std::to_string(t->dtype));
+    if (t->memory != POSATTN_HOST && t->memory != POSATTN_DEVICE)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             std::string("posattn: argument '") + name + "' has unknown memory code " + std::to_string(t->memory));
     posattn::Tensor r;
     r.data = t->data;
+    r.memory = posattn::Memory(t->memory);
     r.dtype = posattn::DType(t->dtype);
     r.shape.assign(t->shape, t->shape + t->rank);
     if (t->strides) r.strides.assign(t->strides, t->strides + t->rank);
@@ -424,6 +428,17 @@ posattn_status posattn_set_device(const char *device) {
                                  "posattn: argument 'device' is NULL; expected cpu, cuda, opencl or vulkan");
         posattn::check_device(device);
         thread_call.device = device;
+    });
+}
+
+posattn_status posattn_device_context(const char *device, void **context, void **queue) {
+    return guarded([&] {
+        if (!device || !context || !queue)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: arguments 'device', 'context' and 'queue': one is NULL; expected a device name and two pointers");
+        posattn::check_device(device);
+        posattn::DeviceContext c = posattn::device_context(device);
+        *context = c.context, *queue = c.queue;
     });
 }
 

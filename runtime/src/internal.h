@@ -51,8 +51,11 @@ public:
     explicit Checker(std::string api) : api_(std::move(api)) {}
     [[noreturn]] void fail(const std::string &message) const;
 
-    // dtype, rank (one of `ranks`), non-null data, sizes that fit Halide's 32-bit dims.
+    // dtype, rank (one of `ranks`), non-null data, sizes that fit Halide's 32-bit dims; host memory.
     void tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
+    // As tensor(), or a device buffer of the call's GPU API where it is CUDA or OpenCL (Memory::device).
+    void host_or_device(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks,
+                        const CallOptions &call) const;
     // Outputs must not overlap themselves (no zero strides, no interleaved dims).
     void output(const Tensor &t, const char *name) const;
     // True if out is the same view as in (an in-place call); an error if they partly overlap.
@@ -65,8 +68,8 @@ public:
     // t's rank, checked before, is at least like's.
     void leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const;
     void finite(double value, const char *name) const;
-    // No NaN or ±Inf among the elements of float32 t.
-    void finite_values(const Tensor &t, const char *name) const;
+    // No NaN or ±Inf among the elements of float32 t (a device buffer: read back through the call's API).
+    void finite_values(const Tensor &t, const char *name, const CallOptions &call = {}) const;
     // The finite values of a float32 or float64 vector [length] (`what` says what the length is).
     std::vector<double> real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const;
     // Positions int32 [L] (shared by every batch) or [B, L], as a [B, L] view.
@@ -74,8 +77,16 @@ public:
                      const std::string &B_what) const;
 
 private:
+    void shape(const Tensor &t, const std::string &arg, DType dtype, std::initializer_list<size_t> ranks) const;
+
     std::string api_;
 };
+
+// A device buffer's bytes from its first element to its last (Memory::device: strides >= 0).
+int64_t span_bytes(const Tensor &t);
+// Copies those bytes of device tensor t (the call's GPU API) to or from the host.
+void device_to_host(const Tensor &t, const CallOptions &call, void *host);
+void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 
 // make(), kept by each thread for the last `key` it was asked for: encodings are called over and
 // over with the same base and width (decoding a token at a time), and their per-channel pows cost
@@ -128,13 +139,17 @@ int64_t max_position_plus_one(const Tensor &positions);
 // A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
 // need a unit innermost stride; any other view is packed into a contiguous copy, and an output so
 // packed is written back by finish() only after the kernel succeeded. With `pairs`, the channel
-// axis (innermost) becomes two Halide dims, pair i and member m, laid out as `pairs` says.
+// axis (innermost) becomes two Halide dims, pair i and member m, laid out as `pairs` says. A
+// device buffer (checked to have a unit innermost stride) has no host side: the kernel call
+// wraps its native handle.
 class HalideView {
 public:
     HalideView(const Tensor &t, bool output, std::optional<Layout> pairs = std::nullopt);
     HalideView(const HalideView &) = delete;
     HalideView &operator=(const HalideView &) = delete;
     halide_buffer_t *buffer() { return &buffer_; }
+    // The native handle of a device buffer (Memory::device), else 0.
+    uint64_t native_device() const { return user_.memory == Memory::device ? reinterpret_cast<uint64_t>(user_.data) : 0; }
     void finish();
 
 private:
@@ -187,7 +202,7 @@ public:
 
 private:
     KernelCall &bind(const char *name, void *address, halide_type_t type);
-    int run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv);
+    int run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv, const std::vector<uint64_t> &natives);
     ArgvFunction cpu_instance(const halide_filter_metadata_t *meta, const std::vector<void *> &argv) const;
 
     const KernelEntry *entry_ = nullptr;
@@ -198,6 +213,7 @@ private:
         const char *name;  // a string literal, as every caller's
         void *address;
         halide_type_t type;
+        uint64_t native_device = 0;  // a buffer's device handle where it is a device buffer
     };
     std::vector<Bound> bound_;
 };

@@ -24,6 +24,13 @@
 // unused blocks back (every device copy of the call is free by then), and the next call starts
 // from empty blocks. Weak: cross builds have no Vulkan runtime.
 extern "C" __attribute__((weak)) int halide_vulkan_release_unused_device_allocations(void *user_context);
+// The contexts device buffers are made in (device_context()), declared here with their handle
+// types as void *: HalideRuntimeCuda.h and HalideRuntimeOpenCL.h name the drivers' own types.
+extern "C" __attribute__((weak)) int halide_acquire_cl_context(void *user_context, void **context, void **queue, bool create);
+extern "C" __attribute__((weak)) int halide_release_cl_context(void *user_context);
+extern "C" __attribute__((weak)) int halide_cuda_acquire_context(void *user_context, void **context, bool create);
+extern "C" __attribute__((weak)) int halide_cuda_release_context(void *user_context);
+extern "C" __attribute__((weak)) int halide_cuda_get_stream(void *user_context, void *context, void **stream);
 
 namespace posattn {
 namespace detail {
@@ -122,12 +129,15 @@ KernelCall &KernelCall::bind(const char *name, void *address, halide_type_t type
 }
 
 KernelCall &KernelCall::arg(const char *name, HalideView &view) {
-    return bind(name, view.buffer(), view.buffer()->type);
+    bind(name, view.buffer(), view.buffer()->type);
+    bound_.back().native_device = view.native_device();
+    return *this;
 }
 
 void KernelCall::run() {
     const halide_filter_metadata_t *meta = entry_->metadata();
     std::vector<void *> argv(size_t(meta->num_arguments));
+    std::vector<uint64_t> natives(argv.size());
     for (int a = 0; a < meta->num_arguments; a++) {
         const halide_filter_argument_t &formal = meta->arguments[a];
         auto it = std::find_if(bound_.rbegin(), bound_.rend(), [&](const Bound &b) { return !std::strcmp(b.name, formal.name); });
@@ -136,8 +146,12 @@ void KernelCall::run() {
                                                       " expects argument '" + formal.name +
                                                       "', which the runtime did not bind with its type");
         argv[size_t(a)] = it->address;
+        natives[size_t(a)] = it->native_device;
+        if (it->native_device && !device_)  // (the argument checks say so first)
+            throw Error(Error::Kind::invalid_argument, std::string("posattn: argument '") + formal.name +
+                                                           "' is device memory; expected host memory on a CPU call");
     }
-    int status = device_ ? run_on_device(meta, argv) : cpu_instance(meta, argv)(argv.data());
+    int status = device_ ? run_on_device(meta, argv, natives) : cpu_instance(meta, argv)(argv.data());
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
                                                     entry_->family + " failed (Halide status " +
@@ -155,17 +169,31 @@ ArgvFunction KernelCall::cpu_instance(const halide_filter_metadata_t *meta, cons
     return output_bytes >= streaming_threshold() ? entry_->nontemporal_argv : entry_->argv;
 }
 
-// Stages every buffer argument through its own device copy, runs the kernel, copies the outputs
-// back and frees the copies (also after a failure); returns the first failing status.
-int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv) {
+// Stages every host buffer argument through its own device copy and wraps every device buffer's
+// handle, runs the kernel, waits for the device buffers it writes, copies the host outputs back
+// and frees the copies (also after a failure); returns the first failing status.
+int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv,
+                              const std::vector<uint64_t> &natives) {
     std::deque<DeviceStaging> staged;
+    std::vector<halide_buffer_t *> wrapped;
     int status = 0;
-    for (int a = 0; a < meta->num_arguments && status == 0; a++)
-        if (meta->arguments[a].kind != halide_argument_kind_input_scalar)
-            status = staged.emplace_back(static_cast<halide_buffer_t *>(argv[size_t(a)]),
-                                         meta->arguments[a].kind == halide_argument_kind_output_buffer)
-                         .to_device(this, device_);
+    for (int a = 0; a < meta->num_arguments && status == 0; a++) {
+        auto *buffer = static_cast<halide_buffer_t *>(argv[size_t(a)]);
+        if (meta->arguments[a].kind == halide_argument_kind_input_scalar) continue;
+        if (natives[size_t(a)]) {
+            status = halide_device_wrap_native(this, buffer, natives[size_t(a)], device_);
+            if (status == 0) wrapped.push_back(buffer);
+        } else {
+            status = staged.emplace_back(buffer, meta->arguments[a].kind == halide_argument_kind_output_buffer).to_device(this, device_);
+        }
+    }
     if (status == 0) status = entry_->argv(argv.data());
+    for (halide_buffer_t *buffer : wrapped) {
+        if (status == 0 && buffer->device_dirty()) status = halide_device_sync(this, buffer);
+        buffer->set_device_dirty(false);
+        int detached = halide_device_detach_native(this, buffer);
+        if (status == 0) status = detached;
+    }
     for (DeviceStaging &s : staged) status = s.to_host_and_free(this, status);
     if (std::string_view(entry_->family) == "vulkan" && halide_vulkan_release_unused_device_allocations) {
         int released = halide_vulkan_release_unused_device_allocations(this);
@@ -229,9 +257,73 @@ int DeviceStaging::to_host_and_free(void *user_context, int status) {
     return status;
 }
 
+namespace {
+// The device interface of a call on a GPU API of this build, for its device buffers.
+const halide_device_interface_t *device_interface(const CallOptions &call) {
+    for (const DeviceApi *api = kDeviceApis; api->family; api++)
+        if (call.device == api->family) return api->interface();
+    throw Error(Error::Kind::unsupported, "posattn: this build has no '" + call.device + "' runtime for device buffers");
+}
+
+// Copies the bytes of device tensor t from or to `host` through a flat byte view of its buffer.
+void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host) {
+    const halide_device_interface_t *interface = device_interface(call);
+    halide_dimension_t dim(0, int32_t(span_bytes(t)), 1);
+    halide_buffer_t flat{};
+    flat.host = static_cast<uint8_t *>(host);
+    flat.type = halide_type_t(halide_type_uint, 8);
+    flat.dimensions = 1;
+    flat.dim = &dim;
+    int status = halide_device_wrap_native(nullptr, &flat, reinterpret_cast<uint64_t>(t.data), interface);
+    if (status == 0) {
+        if (to_host) {
+            flat.set_device_dirty(true);
+            status = halide_copy_to_host(nullptr, &flat);
+        } else {
+            flat.set_host_dirty(true);
+            status = halide_copy_to_device(nullptr, &flat, interface);
+            if (status == 0) status = halide_device_sync(nullptr, &flat);
+        }
+        flat.set_host_dirty(false), flat.set_device_dirty(false);
+        halide_device_detach_native(nullptr, &flat);
+    }
+    if (status != 0)
+        throw Error(Error::Kind::kernel_failed, "posattn: copying a device buffer " + std::string(to_host ? "to" : "from") +
+                                                    " the host failed (Halide status " + std::to_string(status) + ")");
+}
+}  // namespace
+
+void device_to_host(const Tensor &t, const CallOptions &call, void *host) { transfer(t, call, host, true); }
+void host_to_device(const void *host, const Tensor &t, const CallOptions &call) {
+    transfer(t, call, const_cast<void *>(host), false);
+}
+
 }  // namespace detail
 
 void set_num_threads(int threads) { halide_set_num_threads(threads); }
+
+DeviceContext device_context(const std::string &device) {
+    check_device(device);
+    DeviceContext c;
+    int status = -1;
+    if (device == "opencl" && halide_acquire_cl_context) {
+        status = halide_acquire_cl_context(nullptr, &c.context, &c.queue, true);
+        if (status == 0) halide_release_cl_context(nullptr);
+    } else if (device == "cuda" && halide_cuda_acquire_context) {
+        status = halide_cuda_acquire_context(nullptr, &c.context, true);
+        if (status == 0) {
+            status = halide_cuda_get_stream(nullptr, c.context, &c.queue);
+            halide_cuda_release_context(nullptr);
+        }
+    } else {
+        throw Error(Error::Kind::unsupported, "posattn.device_context: argument 'device' is '" + device +
+                                                  "'; expected cuda or opencl in a build with GPU APIs");
+    }
+    if (status != 0 || !c.context)
+        throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " context (Halide status " +
+                                                    std::to_string(status) + "; is the driver installed?)");
+    return c;
+}
 
 const std::vector<std::string> &devices() {
     static const std::vector<std::string> names{"cpu", "cuda", "opencl", "vulkan"};

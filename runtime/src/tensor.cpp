@@ -51,6 +51,27 @@ void Checker::fail(const std::string &message) const {
 
 void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
     std::string arg = std::string("argument '") + name + "'";
+    if (t.memory != Memory::host)
+        fail(arg + " is device memory; expected host memory (device buffers are taken by attention's q, k, v and out)");
+    shape(t, arg, dtype, ranks);
+}
+
+void Checker::host_or_device(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks,
+                             const CallOptions &call) const {
+    if (t.memory == Memory::host) return tensor(t, name, dtype, ranks);
+    std::string arg = std::string("argument '") + name + "'";
+    if (t.memory != Memory::device) fail(arg + " has unknown memory " + std::to_string(int(t.memory)));
+    if (call.device != "cuda" && call.device != "opencl")
+        fail(arg + " is device memory; expected a call on its device, cuda or opencl (this call's device: " + call.device + ")");
+    shape(t, arg, dtype, ranks);
+    // The kernel indexes it from its start, with Halide's unit innermost stride.
+    for (size_t d = 0; d < t.shape.size(); d++)
+        if (t.stride(d) < 0 || (d + 1 == t.shape.size() && t.shape[d] > 1 && t.stride(d) != 1))
+            fail(arg + " is device memory with strides " + shape_string(t.strides) +
+                 "; expected strides >= 0 and an innermost stride of 1");
+}
+
+void Checker::shape(const Tensor &t, const std::string &arg, DType dtype, std::initializer_list<size_t> ranks) const {
     bool rank_ok = false;
     std::string expected_ranks;
     for (size_t r : ranks) {
@@ -112,6 +133,9 @@ bool same_view(const Tensor &a, const Tensor &b) {
 // keeps the two apart, as the real and imaginary parts of a complex array.
 bool may_overlap(const Tensor &a, const Tensor &b) {
     if (a.numel() == 0 || b.numel() == 0) return false;
+    // Host and device memory never overlap; nor do distinct device buffers (an OpenCL handle is no
+    // address: only views of the same buffer are compared).
+    if (a.memory != b.memory || (a.memory == Memory::device && a.data != b.data)) return false;
     int64_t lattice = 0;
     auto range = [&](const Tensor &t) {  // [first, last] byte touched
         int64_t size = int64_t(dtype_size(t.dtype)), lo = 0, hi = 0;
@@ -209,9 +233,16 @@ struct FiniteScan {
 
 }  // namespace
 
-void Checker::finite_values(const Tensor &t, const char *name) const {
+void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call) const {
     const int64_t numel = t.numel();
     if (numel == 0) return;
+    if (t.memory == Memory::device) {  // scanned in a host copy of its bytes
+        std::vector<uint8_t> bytes(size_t(span_bytes(t)));
+        device_to_host(t, call, bytes.data());
+        Tensor copy = t;
+        copy.data = bytes.data(), copy.memory = Memory::host;
+        return finite_values(copy, name);
+    }
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
     Tensor merged{t.data, t.dtype, {}, {}};
@@ -253,6 +284,13 @@ Tensor Checker::positions(const Tensor &t, const char *name, int64_t B, int64_t 
     dim(t, name, rank - 1, L, L_what);
     if (rank == 2) dim(t, name, 0, B, B_what);
     return positions_2d(t, B);
+}
+
+int64_t span_bytes(const Tensor &t) {
+    if (t.numel() == 0) return 0;
+    int64_t last = 0;
+    for (size_t d = 0; d < t.shape.size(); d++) last += (t.shape[d] - 1) * t.stride(d);
+    return (last + 1) * int64_t(dtype_size(t.dtype));
 }
 
 void copy_strided(const Tensor &from, const Tensor &to) {
@@ -310,7 +348,8 @@ bool unit_inner_stride(const Tensor &t) {
 
 HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs) : user_(t), output_(output) {
     Tensor view = t;
-    if (!unit_inner_stride(t)) {
+    if (t.memory == Memory::device) view.data = nullptr;  // no host side
+    else if (!unit_inner_stride(t)) {
         packed_.resize(size_t(t.numel()) * dtype_size(t.dtype));
         view.data = packed_.data();
         view.strides.clear();

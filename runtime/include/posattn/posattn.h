@@ -29,12 +29,18 @@ typedef enum posattn_layout { POSATTN_LAYOUT_INTERLEAVED = 0, POSATTN_LAYOUT_HAL
 typedef enum posattn_convention { POSATTN_VASWANI = 0, POSATTN_T2T = 1 } posattn_convention;
 
 /* A non-owning view. shape is outermost-first; strides are in elements (NULL: row-major). */
+/* memory: where data points (C++ posattn::Memory): POSATTN_HOST, or POSATTN_DEVICE for a buffer
+ * of the call's GPU API the caller owns (a CUdeviceptr, a cl_mem), used in place; only
+ * posattn_attention* take device buffers (q, k, v, out), on "cuda" and "opencl". */
+typedef enum posattn_memory { POSATTN_HOST = 0, POSATTN_DEVICE = 1 } posattn_memory;
+
 typedef struct posattn_tensor {
     void *data;
     int32_t dtype; /* posattn_dtype */
     int32_t rank;
     const int64_t *shape;
     const int64_t *strides;
+    int32_t memory; /* posattn_memory; 0 (host) in a zero-initialized struct */
 } posattn_tensor;
 
 posattn_status posattn_sinusoidal(const posattn_tensor *positions, const posattn_tensor *out, double base,
@@ -216,10 +222,14 @@ posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *wei
                               const posattn_tensor *out);
 
 void posattn_set_num_threads(int32_t threads);
-/* Where this thread's following calls run: "cpu" (the default), "cuda", "opencl" or "vulkan"; tensors
- * stay host memory (the runtime copies them). A kernel not built for that device, or a device the
- * machine lacks, fails the call with POSATTN_ERROR_UNSUPPORTED or POSATTN_ERROR_KERNEL. */
+/* Where this thread's following calls run: "cpu" (the default), "cuda", "opencl" or "vulkan"; host
+ * tensors are copied by the runtime (device buffers: posattn_memory). A kernel not built for that
+ * device, or a device the machine lacks, fails the call with POSATTN_ERROR_UNSUPPORTED or
+ * POSATTN_ERROR_KERNEL. */
 posattn_status posattn_set_device(const char *device);
+/* The context and queue the kernels on `device` run in (OpenCL: cl_context, cl_command_queue;
+ * CUDA: CUcontext, CUstream), created on first use: where device buffers for posattn are made. */
+posattn_status posattn_device_context(const char *device, void **context, void **queue);
 /* Which compiled schedule this thread's following calls use: "hand" (the default) or the name of
  * an autoscheduled baseline built with the kernel (e.g. "adams2019"). */
 posattn_status posattn_set_schedule(const char *schedule);

@@ -4,6 +4,7 @@
 // throws posattn::Error naming the argument and what was expected; nothing is written before
 // validation passes. Tensors are non-owning views; shapes are outermost-first (NumPy order) and
 // strides are in elements, any sign, with an empty strides vector meaning row-major contiguous.
+// Tensors are host memory, except where a call says it takes device buffers (Memory::device).
 #pragma once
 
 #include <cstdint>
@@ -19,11 +20,19 @@ const char *dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
 std::string shape_string(const std::vector<int64_t> &shape);  // "[2, 3]"
 
+// Where a tensor's elements are. host: data is a host pointer. device: data is a buffer of the
+// call's GPU API that the caller owns — a CUdeviceptr ("cuda") or a cl_mem ("opencl") — made in
+// the context the kernels run in (device_context()), holding the elements from its start
+// (strides >= 0, the innermost 1). A kernel reads and writes it in place, with no copy through the
+// host; the call returns once its results are in the buffer.
+enum class Memory : int32_t { host = 0, device = 1 };
+
 struct Tensor {
     void *data = nullptr;
     DType dtype = DType::float32;
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;  // elements; empty = row-major contiguous
+    Memory memory = Memory::host;
 
     int64_t numel() const;
     int64_t stride(size_t dim) const;  // explicit or row-major
@@ -41,8 +50,9 @@ private:
 
 // Which compiled schedule to run: "hand" (the project's schedule, default) or a Halide
 // autoscheduler baseline such as "adams2019" (see kernels()); and on which device: "cpu"
-// (default), "cuda", "opencl" or "vulkan". Tensors stay host memory on every device: the
-// runtime copies inputs to the device and results back, and frees the device copies.
+// (default), "cuda", "opencl" or "vulkan". Host tensors work on every device: the runtime copies
+// inputs to the device and results back, and frees the device copies. attention() also takes q,
+// k, v and out as device buffers of a "cuda" or "opencl" call (Memory::device), used in place.
 struct CallOptions {
     std::string schedule = "hand";
     std::string device = "cpu";
@@ -255,6 +265,9 @@ struct AttentionOptions {
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
 // Hq must be a multiple of Hkv (GQA/MQA). A query row with no visible key gets exact zeros.
+// On "cuda" and "opencl", q, k, v and out may be device buffers (Memory::device); check_finite
+// then reads q, k and v back to the host for its scan (pass false to skip it); the other tensors
+// (key lengths, an encoding's tables) are host memory.
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out,
                const AttentionOptions &options = {}, const CallOptions &call = {});
 
@@ -283,5 +296,15 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
 // check_device throws Error(invalid_argument) for any other.
 const std::vector<std::string> &devices();
 void check_device(const std::string &device);
+
+// The context and queue posattn's kernels on a GPU API run in, created on first use: OpenCL's
+// cl_context and cl_command_queue, CUDA's CUcontext and CUstream. Device buffers for posattn
+// (Memory::device) are made in that context, and read back through that queue or stream.
+// Error(unsupported) for "cpu", for "vulkan" (whose buffers are not taken) and in a build
+// without GPU APIs; Error(kernel_failed) where the API's driver is missing.
+struct DeviceContext {
+    void *context = nullptr, *queue = nullptr;
+};
+DeviceContext device_context(const std::string &device);
 
 }  // namespace posattn
