@@ -1,4 +1,5 @@
 import collections
+import ctypes
 import json
 import os
 import pathlib
@@ -18,6 +19,20 @@ sys.path.insert(0, str(BUILD / "python"))
 _CACHE = (BUILD / "CMakeCache.txt").read_text()
 NATIVE_BUILD = "CMAKE_TOOLCHAIN_FILE:" not in _CACHE
 BASELINES = NATIVE_BUILD and "POSATTN_BASELINES:BOOL=OFF" not in _CACHE
+
+
+def cuda_devices():
+    """The number of CUDA devices the driver reports (0 without a driver)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return 0
+    count = ctypes.c_int(0)
+    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
+
+
 # Vulkan's loader (lavapipe here) wants a runtime directory.
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 

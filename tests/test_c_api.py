@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import BASELINES, BUILD, NATIVE_BUILD
+from conftest import BASELINES, BUILD, NATIVE_BUILD, cuda_devices
 from posattn import reference
 
 lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
@@ -472,15 +472,6 @@ class Cuda:
     def release(self):
         for pointer in self.buffers:
             self._in_context(self.cu.cuMemFree_v2, ctypes.c_uint64(pointer))
-
-
-def cuda_devices():
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    return count.value if driver.cuInit(0) == 0 and driver.cuDeviceGetCount(ctypes.byref(count)) == 0 else 0
 
 
 def device_tensor(mem, like, shape=None, strides=None):

@@ -5,29 +5,16 @@ where a device is present; otherwise its cases are skipped with the reason).
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against
 the hand-scheduled kernel), not here."""
-import ctypes
 
 import numpy as np
 import pytest
 
 import posattn
 from cases import all_cases
-from conftest import BASELINES, NATIVE_BUILD, manifest, manifest_functions
+from conftest import BASELINES, NATIVE_BUILD, cuda_devices, manifest, manifest_functions
 from harness import check
 
 GPU_APIS = ("cuda", "opencl", "vulkan")
-
-
-def cuda_devices():
-    """The number of CUDA devices the driver reports (0 without a driver)."""
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return 0
-    count = ctypes.c_int(0)
-    if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
-        return 0
-    return count.value
 
 
 # A GPU API with no device here: its cases are skipped, by name, with the reason. (OpenCL and
