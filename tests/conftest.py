@@ -81,3 +81,19 @@ def pytest_sessionfinish(session):
         rows = [dict(kernel=k, family=f, skip_reasons=sorted(_skip_reasons[(k, f)]), **counts)
                 for (k, f), counts in sorted(_coverage.items())]
         COVERAGE_FILE.write_text(json.dumps(rows, indent=1))
+
+
+@pytest.fixture(params=["opencl", "cuda"])
+def device_buffers(request):
+    """A GPU API's device buffers (tests/device_buffers.py), released after the test. OpenCL runs on
+    PoCL here; CUDA where a device is (scripts/gpu_check.sh), skipped by name elsewhere."""
+    if not NATIVE_BUILD:
+        pytest.skip("a cross build has no GPU APIs")
+    if request.param == "cuda" and not cuda_devices():
+        pytest.skip("no CUDA device on this machine")
+    from device_buffers import APIS
+    buffers = APIS[request.param]()
+    try:
+        yield buffers
+    finally:
+        buffers.release()

@@ -5,7 +5,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import BASELINES, BUILD, NATIVE_BUILD, cuda_devices
+from conftest import BASELINES, BUILD
 from posattn import reference
 
 lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
@@ -401,79 +401,6 @@ def test_set_device_and_schedule_select_the_kernel(rng):
         lib.posattn_set_schedule(b"hand")
 
 
-def device_context(device):
-    context, queue = ctypes.c_void_p(), ctypes.c_void_p()
-    lib.posattn_device_context.restype = ctypes.c_int
-    assert lib.posattn_device_context(device.encode(), ctypes.byref(context), ctypes.byref(queue)) == OK, last_error()
-    return context, queue
-
-
-class OpenCL:
-    """Device buffers in the context posattn's OpenCL kernels run in (posattn_device_context), made
-    and read through the ICD loader as a caller of the C ABI makes them (PoCL here)."""
-    def __init__(self):
-        self.cl = ctypes.CDLL("libOpenCL.so.1")
-        self.cl.clCreateBuffer.restype = ctypes.c_void_p
-        self.cl.clCreateBuffer.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_size_t, ctypes.c_void_p,
-                                           ctypes.POINTER(ctypes.c_int32)]
-        for name in ("clEnqueueWriteBuffer", "clEnqueueReadBuffer"):
-            getattr(self.cl, name).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_size_t,
-                                               ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p,
-                                               ctypes.c_void_p]
-        self.cl.clReleaseMemObject.argtypes = [ctypes.c_void_p]
-        self.context, self.queue = device_context("opencl")
-        self.buffers = []
-
-    def buffer(self, a):
-        """A device buffer holding a copy of C-contiguous array a."""
-        error = ctypes.c_int32()
-        mem = self.cl.clCreateBuffer(self.context, 1, a.nbytes, None, ctypes.byref(error))  # CL_MEM_READ_WRITE
-        assert error.value == 0 and mem
-        self.buffers.append(mem)
-        assert self.cl.clEnqueueWriteBuffer(self.queue, mem, 1, 0, a.nbytes, a.ctypes.data, 0, None, None) == 0
-        return mem
-
-    def read(self, mem, like):
-        a = np.empty_like(like)
-        assert self.cl.clEnqueueReadBuffer(self.queue, mem, 1, 0, a.nbytes, a.ctypes.data, 0, None, None) == 0
-        return a
-
-    def release(self):
-        for mem in self.buffers:
-            self.cl.clReleaseMemObject(mem)
-
-
-class Cuda:
-    """The same through CUDA's driver API, in the context posattn's CUDA kernels run in."""
-    def __init__(self):
-        self.cu = ctypes.CDLL("libcuda.so.1")
-        self.context, _ = device_context("cuda")
-        self.buffers = []
-
-    def _in_context(self, call, *args):
-        assert self.cu.cuCtxPushCurrent_v2(self.context) == 0
-        try:
-            assert call(*args) == 0
-        finally:
-            self.cu.cuCtxPopCurrent_v2(ctypes.byref(ctypes.c_void_p()))
-
-    def buffer(self, a):
-        pointer = ctypes.c_uint64()
-        self._in_context(self.cu.cuMemAlloc_v2, ctypes.byref(pointer), ctypes.c_size_t(a.nbytes))
-        self.buffers.append(pointer.value)
-        self._in_context(self.cu.cuMemcpyHtoD_v2, pointer, ctypes.c_void_p(a.ctypes.data), ctypes.c_size_t(a.nbytes))
-        return pointer.value
-
-    def read(self, pointer, like):
-        a = np.empty_like(like)
-        self._in_context(self.cu.cuMemcpyDtoH_v2, ctypes.c_void_p(a.ctypes.data), ctypes.c_uint64(pointer), ctypes.c_size_t(a.nbytes))
-        return a
-
-    def release(self):
-        for pointer in self.buffers:
-            self._in_context(self.cu.cuMemFree_v2, ctypes.c_uint64(pointer))
-
-
 def device_tensor(mem, like, shape=None, strides=None):
     """A posattn_tensor of device buffer mem holding elements laid out as array `like` (or shape, strides)."""
     t = tensor(like, data=mem, shape=shape)
@@ -484,20 +411,13 @@ def device_tensor(mem, like, shape=None, strides=None):
     return t
 
 
-@pytest.fixture(params=["opencl", "cuda"])
-def gpu(request):
-    """A GPU API's device buffers, with this thread's calls on that API. OpenCL runs on PoCL here;
-    CUDA where a device is (scripts/gpu_check.sh), skipped by name elsewhere."""
-    if not NATIVE_BUILD:
-        pytest.skip("a cross build has no GPU APIs")
-    if request.param == "cuda" and not cuda_devices():
-        pytest.skip("no CUDA device on this machine")
-    assert lib.posattn_set_device(request.param.encode()) == OK
-    device = OpenCL() if request.param == "opencl" else Cuda()
+@pytest.fixture
+def gpu(device_buffers):
+    """device_buffers (conftest), with this thread's C calls on its API."""
+    assert lib.posattn_set_device(device_buffers.api.encode()) == OK
     try:
-        yield device
+        yield device_buffers
     finally:
-        device.release()
         lib.posattn_set_device(b"cpu")
 
 
@@ -579,5 +499,8 @@ def test_device_buffer_errors_name_the_argument(gpu, rng):
         assert "'q' is device memory; expected a call on its device, cuda or opencl" in last_error()
     assert np.isnan(gpu.read(mem[3], poison)).all()
     context, queue = ctypes.c_void_p(), ctypes.c_void_p()
+    lib.posattn_device_context.restype = ctypes.c_int
+    assert lib.posattn_device_context(gpu.api.encode(), ctypes.byref(context), ctypes.byref(queue)) == OK, last_error()
+    assert (context.value, queue.value) == (gpu.context, gpu.queue)
     assert lib.posattn_device_context(b"vulkan", ctypes.byref(context), ctypes.byref(queue)) == UNSUPPORTED
     assert "expected cuda or opencl" in last_error()

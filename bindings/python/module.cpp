@@ -78,6 +78,26 @@ posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &la
 
 std::vector<py::ssize_t> shape_of(const py::array &a) { return {a.shape(), a.shape() + a.ndim()}; }
 
+// A device buffer the caller owns (posattn.DeviceArray): its native handle (a CUdeviceptr or a
+// cl_mem as an int) and the layout of its elements; attention takes q, k, v and out so.
+struct DeviceArray {
+    uint64_t handle;
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::vector<int64_t> strides;  // elements; empty: row-major
+
+    Tensor tensor(const std::string &api, const char *name) const {
+        if (dtype != "float32") invalid(api, std::string("argument '") + name + "' has dtype " + dtype + "; expected float32");
+        return Tensor{reinterpret_cast<void *>(handle), DType::float32, shape, strides, posattn::Memory::device};
+    }
+};
+
+// q, k, v or out of attention: a DeviceArray, or an array.
+Tensor operand(const py::object &a, const char *name, bool output = false) {
+    if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor("attention", name);
+    return view("attention", a.cast<py::array>(), name, output);
+}
+
 // An encoding call, the table form (x absent: out is positions' shape + [d]) or the fused form
 // (out has x's shape). Runs run(x, positions, out) on tensor views without the GIL.
 template <typename Run>
@@ -497,16 +517,49 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("slopes"), py::arg("Lq"), py::arg("Lk"), py::kw_only(), py::arg("form") = "relative",
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
+    py::class_<DeviceArray>(m, "DeviceArray",
+                            "A device buffer the caller owns: handle (a CUdeviceptr or a cl_mem, as an int), shape, "
+                            "dtype 'float32', strides in elements (None: row-major). attention() takes q, k, v and out "
+                            "so on device='cuda' or 'opencl' and uses them in place.")
+        .def(py::init([](uint64_t handle, std::vector<int64_t> shape, std::string dtype, std::optional<std::vector<int64_t>> strides) {
+                 return DeviceArray{handle, std::move(shape), std::move(dtype), strides.value_or(std::vector<int64_t>{})};
+             }),
+             py::arg("handle"), py::arg("shape"), py::arg("dtype") = "float32", py::arg("strides") = py::none())
+        .def_readonly("handle", &DeviceArray::handle)
+        .def_property_readonly("shape", [](const DeviceArray &a) { return py::tuple(py::cast(a.shape)); })
+        .def_readonly("dtype", &DeviceArray::dtype)
+        .def("__array__", [](const DeviceArray &, py::args, py::kwargs) -> py::object {
+            throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                                 "posattn: a DeviceArray is device memory, not an array of the host; "
+                                 "attention's q, k, v and out take one, on device='cuda' or 'opencl'");
+        })
+        .def("__repr__", [](const DeviceArray &a) {
+            return "DeviceArray(handle=" + std::to_string(a.handle) + ", shape=" + posattn::shape_string(a.shape) + ")";
+        });
+    m.def("device_context", [](const std::string &device) {
+              posattn::DeviceContext c = posattn::device_context(device);
+              return py::make_tuple(reinterpret_cast<uint64_t>(c.context), reinterpret_cast<uint64_t>(c.queue));
+          },
+          py::arg("device"),
+          "(context, queue) as ints: the context posattn's kernels on 'cuda' or 'opencl' run in, where DeviceArray "
+          "buffers are made, and its queue (OpenCL) or stream (CUDA).");
+
     m.def("attention",
-          [](py::array q, py::array k, py::array v, std::optional<double> scale, bool causal,
+          [](py::object q, py::object k, py::object v, std::optional<double> scale, bool causal,
              std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
              std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, bool check_finite,
-             std::optional<py::array> out, std::string schedule, std::string device) {
-              std::vector<py::ssize_t> shape = shape_of(q);
-              if (shape.size() == 4 && v.ndim() == 4) shape[3] = v.shape(3);
-              py::array result = output("attention", out, shape);
+             py::object out, std::string schedule, std::string device) {
+              Tensor qv = operand(q, "q"), kv = operand(k, "k"), vv = operand(v, "v");
+              // A new output (host memory) takes q's shape with v's channels.
+              py::object result = out;
+              if (out.is_none()) {
+                  std::vector<py::ssize_t> shape(qv.shape.begin(), qv.shape.end());
+                  if (shape.size() == 4 && vv.shape.size() == 4) shape[3] = vv.shape[3];
+                  result = output("attention", std::nullopt, shape);
+              }
+              Tensor o = operand(result, "out", true);
               posattn::AttentionOptions options;
               options.scale = scale;
               options.causal = causal;
@@ -523,8 +576,6 @@ PYBIND11_MODULE(_posattn, m) {
               if (shaw) options.shaw = shaw_attention(*shaw);
               if (transformer_xl) options.transformer_xl = transformer_xl_attention(*transformer_xl);
               if (deberta) options.deberta = deberta_attention(*deberta);
-              Tensor qv = view("attention", q, "q"), kv = view("attention", k, "k"), vv = view("attention", v, "v"),
-                     o = view("attention", result, "out", true);
               py::gil_scoped_release release;
               posattn::attention(qv, kv, vv, o, options, {schedule, device});
               return result;

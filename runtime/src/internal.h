@@ -82,6 +82,8 @@ private:
     std::string api_;
 };
 
+// The Halide device interface of a call's GPU API; Error(unsupported) where this build has none.
+const halide_device_interface_t *device_interface(const CallOptions &call);
 // A device buffer's bytes from its first element to its last (Memory::device: strides >= 0).
 int64_t span_bytes(const Tensor &t);
 // Copies those bytes of device tensor t (the call's GPU API) to or from the host.

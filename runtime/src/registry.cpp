@@ -257,13 +257,14 @@ int DeviceStaging::to_host_and_free(void *user_context, int status) {
     return status;
 }
 
-namespace {
 // The device interface of a call on a GPU API of this build, for its device buffers.
 const halide_device_interface_t *device_interface(const CallOptions &call) {
     for (const DeviceApi *api = kDeviceApis; api->family; api++)
         if (call.device == api->family) return api->interface();
     throw Error(Error::Kind::unsupported, "posattn: this build has no '" + call.device + "' runtime for device buffers");
 }
+
+namespace {
 
 // Copies the bytes of device tensor t from or to `host` through a flat byte view of its buffer.
 void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host) {
@@ -306,6 +307,19 @@ DeviceContext device_context(const std::string &device) {
     check_device(device);
     DeviceContext c;
     int status = -1;
+    if ((device == "opencl" && halide_acquire_cl_context) || (device == "cuda" && halide_cuda_acquire_context)) {
+        // A first allocation through the API loads its driver and creates the context (acquiring
+        // the context alone does neither).
+        uint8_t byte = 0;
+        halide_dimension_t dim(0, 1, 1);
+        halide_buffer_t probe{};
+        probe.host = &byte, probe.type = halide_type_t(halide_type_uint, 8), probe.dimensions = 1, probe.dim = &dim;
+        status = halide_device_malloc(nullptr, &probe, detail::device_interface(CallOptions{"hand", device}));
+        if (status == 0) halide_device_free(nullptr, &probe);
+        if (status != 0)
+            throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " device (Halide status " +
+                                                        std::to_string(status) + "; is the driver installed?)");
+    }
     if (device == "opencl" && halide_acquire_cl_context) {
         status = halide_acquire_cl_context(nullptr, &c.context, &c.queue, true);
         if (status == 0) halide_release_cl_context(nullptr);

@@ -10,9 +10,9 @@ runtime copies them to the device and the results back.
 import numpy as np
 
 from . import _posattn
-from ._posattn import Error, kernels, load_kernel, set_num_threads
+from ._posattn import DeviceArray, Error, device_context, kernels, load_kernel, set_num_threads
 
-__all__ = ["Error", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel",
+__all__ = ["DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel",
            "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
            "sinusoidal", "sinusoidal_add"]
 
@@ -21,6 +21,11 @@ def _array(a):
     if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
         return np.from_dlpack(a)
     return np.asarray(a)
+
+
+def _operand(a):
+    """An attention operand: a DeviceArray as it is, anything else as an array."""
+    return a if isinstance(a, DeviceArray) else _array(a)
 
 
 def _int32(a, api, name):
@@ -182,6 +187,8 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     at p_i − j >= window (sliding window; p_i = i + Lk − Lq is query i's position).
     check_finite=False skips the scan of q, k and v for NaN/Inf (a decoding step's second read of
     its KV cache); a non-finite value then gives undefined output values, never a crash.
+    On device="cuda" or "opencl", q, k, v and out may be posattn.DeviceArray buffers the caller
+    made in posattn.device_context(device), used in place (out must then be given and is returned).
 
     Relative attention, each a dict (SPEC §8, §10, §11):
     shaw = {"rel_k": [2K+1, D] or [Hq, 2K+1, D], "rel_v": [2K+1, Dv] or [Hq, 2K+1, Dv]}: index
@@ -199,7 +206,7 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
                 for key, value in rope.items()}
     if key_lengths is not None:
         key_lengths = _int32(key_lengths, "attention", "key_lengths")
-    return _posattn.attention(_array(q), _array(k), _array(v), scale=scale, causal=causal,
+    return _posattn.attention(_operand(q), _operand(k), _operand(v), scale=scale, causal=causal,
                               key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
                               alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
                               t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope,
