@@ -504,3 +504,25 @@ def test_device_buffer_errors_name_the_argument(gpu, rng):
     assert (context.value, queue.value) == (gpu.context, gpu.queue)
     assert lib.posattn_device_context(b"vulkan", ctypes.byref(context), ctypes.byref(queue)) == UNSUPPORTED
     assert "expected cuda or opencl" in last_error()
+
+
+def test_rope_on_device_buffers(gpu, rng):
+    """RoPE of a device x into a device out, and in place (out = x), against the reference; a
+    partial rotary dimension with device buffers is INVALID (its pass-through channels are views
+    a device handle cannot express), naming rotary_dim."""
+    x = rng.standard_normal((2, 3, 11, 32)).astype(np.float32)
+    positions = rng.integers(0, 10**5, size=11).astype(np.int32)
+    poison = np.full(x.shape, np.nan, np.float32)
+    x_mem, out_mem = gpu.buffer(x), gpu.buffer(poison)
+    inv, af = reference.rope_inv_freq(32)
+    expected = reference.rope(x, positions, inv, af, "neox", 32)
+    for out_mem_used in (out_mem, x_mem):  # out of place, then in place
+        status = lib.posattn_rope(ctypes.byref(device_tensor(x_mem, x)), ctypes.byref(device_tensor(out_mem_used, x)),
+                                  ctypes.byref(tensor(positions)), ctypes.c_double(1e4), 0, ctypes.c_int64(0), None,
+                                  ctypes.c_int64(0))
+        assert status == OK, last_error()
+        np.testing.assert_allclose(gpu.read(out_mem_used, x), expected, atol=4e-6, rtol=0)
+    np.testing.assert_array_equal(gpu.read(out_mem, x), gpu.read(x_mem, x))  # (both rotated once)
+    status = lib.posattn_rope(ctypes.byref(tensor(x)), ctypes.byref(device_tensor(out_mem, x)), None,
+                              ctypes.c_double(1e4), 0, ctypes.c_int64(16), None, ctypes.c_int64(0))
+    assert status == INVALID and "'rotary_dim' is 16 with device buffers; expected rotary_dim = D = 32" in last_error()

@@ -35,3 +35,20 @@ def test_device_array_errors(device_buffers, rng):
     # A new output is host memory: device inputs with out=None give a NumPy result.
     out = posattn.attention(device_q, q, q, device=device_buffers.api)
     np.testing.assert_allclose(out, reference.attention(q, q, q), atol=2e-5, rtol=0)
+
+
+def test_rope_on_device_arrays(device_buffers, rng):
+    x = rng.standard_normal((1, 4, 9, 16)).astype(np.float32)
+    positions = rng.integers(0, 4096, size=9).astype(np.int32)
+    handle = device_buffers.buffer(x)
+    array = posattn.DeviceArray(handle, x.shape)
+    assert posattn.rope(array, positions, layout="gptj", out=array, device=device_buffers.api) is array
+    inv, af = reference.rope_inv_freq(16)
+    np.testing.assert_allclose(device_buffers.read(handle, x), reference.rope(x, positions, inv, af, "gptj", 16),
+                               atol=4e-6, rtol=0)
+    # A new output is host memory.
+    np.testing.assert_allclose(posattn.rope(array, positions, layout="gptj", device=device_buffers.api),
+                               reference.rope(device_buffers.read(handle, x), positions, inv, af, "gptj", 16),
+                               atol=4e-6, rtol=0)
+    with pytest.raises(posattn.Error, match="'rotary_dim' is 8 with device buffers"):
+        posattn.rope(array, positions, rotary_dim=8, out=array, device=device_buffers.api)

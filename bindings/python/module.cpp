@@ -92,10 +92,11 @@ struct DeviceArray {
     }
 };
 
-// q, k, v or out of attention: a DeviceArray, or an array.
-Tensor operand(const py::object &a, const char *name, bool output = false) {
-    if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor("attention", name);
-    return view("attention", a.cast<py::array>(), name, output);
+// An argument that may be a device buffer (attention's q, k, v, out; rope's x, out): a
+// DeviceArray, or an array.
+Tensor operand(const std::string &api, const py::object &a, const char *name, bool output = false) {
+    if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor(api, name);
+    return view(api, a.cast<py::array>(), name, output);
 }
 
 // An encoding call, the table form (x absent: out is positions' shape + [d]) or the fused form
@@ -420,8 +421,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("seq_len") = 0);
 
     m.def("rope",
-          [](py::array x, std::optional<py::array> positions, double base, std::string layout, int64_t rotary_dim,
-             std::optional<py::dict> scaling, int64_t seq_len, std::optional<py::array> out, std::string schedule, std::string device) {
+          [](py::object x, std::optional<py::array> positions, double base, std::string layout, int64_t rotary_dim,
+             std::optional<py::dict> scaling, int64_t seq_len, py::object out, std::string schedule, std::string device) {
               posattn::RopeOptions options;
               options.base = base;
               options.layout = rope_layout(layout);
@@ -429,8 +430,9 @@ PYBIND11_MODULE(_posattn, m) {
               options.scaling = rope_scaling("rope", scaling);
               options.seq_len = seq_len;
               if (positions) options.positions = view("rope", *positions, "positions");
-              py::array result = output("rope", out, shape_of(x));
-              Tensor xv = view("rope", x, "x"), o = view("rope", result, "out", true);
+              Tensor xv = operand("rope", x, "x");
+              py::object result = out.is_none() ? output("rope", std::nullopt, {xv.shape.begin(), xv.shape.end()}) : out;
+              Tensor o = operand("rope", result, "out", true);
               py::gil_scoped_release release;
               posattn::rope(xv, o, options, {schedule, device});
               return result;
@@ -519,8 +521,8 @@ PYBIND11_MODULE(_posattn, m) {
 
     py::class_<DeviceArray>(m, "DeviceArray",
                             "A device buffer the caller owns: handle (a CUdeviceptr or a cl_mem, as an int), shape, "
-                            "dtype 'float32', strides in elements (None: row-major). attention() takes q, k, v and out "
-                            "so on device='cuda' or 'opencl' and uses them in place.")
+                            "dtype 'float32', strides in elements (None: row-major). attention() (q, k, v, out) and "
+                            "rope() (x, out) take it on device='cuda' or 'opencl' and use it in place.")
         .def(py::init([](uint64_t handle, std::vector<int64_t> shape, std::string dtype, std::optional<std::vector<int64_t>> strides) {
                  return DeviceArray{handle, std::move(shape), std::move(dtype), strides.value_or(std::vector<int64_t>{})};
              }),
@@ -531,7 +533,7 @@ PYBIND11_MODULE(_posattn, m) {
         .def("__array__", [](const DeviceArray &, py::args, py::kwargs) -> py::object {
             throw posattn::Error(posattn::Error::Kind::invalid_argument,
                                  "posattn: a DeviceArray is device memory, not an array of the host; "
-                                 "attention's q, k, v and out take one, on device='cuda' or 'opencl'");
+                                 "attention's q, k, v, out and rope's x, out take one, on device='cuda' or 'opencl'");
         })
         .def("__repr__", [](const DeviceArray &a) {
             return "DeviceArray(handle=" + std::to_string(a.handle) + ", shape=" + posattn::shape_string(a.shape) + ")";
@@ -551,7 +553,7 @@ PYBIND11_MODULE(_posattn, m) {
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
              std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, bool check_finite,
              py::object out, std::string schedule, std::string device) {
-              Tensor qv = operand(q, "q"), kv = operand(k, "k"), vv = operand(v, "v");
+              Tensor qv = operand("attention", q, "q"), kv = operand("attention", k, "k"), vv = operand("attention", v, "v");
               // A new output (host memory) takes q's shape with v's channels.
               py::object result = out;
               if (out.is_none()) {
@@ -559,7 +561,7 @@ PYBIND11_MODULE(_posattn, m) {
                   if (shape.size() == 4 && vv.shape.size() == 4) shape[3] = vv.shape[3];
                   result = output("attention", std::nullopt, shape);
               }
-              Tensor o = operand(result, "out", true);
+              Tensor o = operand("attention", result, "out", true);
               posattn::AttentionOptions options;
               options.scale = scale;
               options.causal = causal;

@@ -133,13 +133,17 @@ RopeFrequencies rope_frequencies(int64_t rotary_dim, double base, const RopeScal
 
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOptions &call) {
     Checker check("rope");
-    check.tensor(x, "x", DType::float32, {4});
-    check.tensor(out, "out", DType::float32, {4});
+    check.host_or_device(x, "x", DType::float32, {4}, call);
+    check.host_or_device(out, "out", DType::float32, {4}, call);
     check.leading_dims(out, "out", x, "x");
     check.output(out, "out");
     check.same_or_disjoint(out, "out", x, "x");
     int64_t B = x.shape[0], L = x.shape[2], D = x.shape[3], r = o.rotary_dim ? o.rotary_dim : D;
     if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
+    // The pass-through channels start r channels into a row: a view a device handle cannot express.
+    if (r < D && (x.memory == Memory::device || out.memory == Memory::device))
+        check.fail("argument 'rotary_dim' is " + std::to_string(r) + " with device buffers; expected rotary_dim = D = " +
+                   std::to_string(D) + " (pass-through channels need host memory)");
 
     // Positions as the kernel takes them, [B, L]: the caller's (a 1-D [L] shared by every batch) or 0 … L−1.
     std::vector<int32_t> default_positions;

@@ -52,7 +52,7 @@ void Checker::fail(const std::string &message) const {
 void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
     std::string arg = std::string("argument '") + name + "'";
     if (t.memory != Memory::host)
-        fail(arg + " is device memory; expected host memory (device buffers are taken by attention's q, k, v and out)");
+        fail(arg + " is device memory; expected host memory (device buffers are taken by attention's q, k, v and out and rope's x and out)");
     shape(t, arg, dtype, ranks);
 }
 

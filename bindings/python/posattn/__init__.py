@@ -24,7 +24,7 @@ def _array(a):
 
 
 def _operand(a):
-    """An attention operand: a DeviceArray as it is, anything else as an array."""
+    """An operand that may be device memory: a DeviceArray as it is, anything else as an array."""
     return a if isinstance(a, DeviceArray) else _array(a)
 
 
@@ -123,11 +123,12 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
 
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
     rotary_dim r (default D): channels r … D−1 pass through; scaling as in rope_frequencies, with
-    seq_len defaulting to max(positions) + 1.
+    seq_len defaulting to max(positions) + 1. On device="cuda" or "opencl", x and out may be
+    posattn.DeviceArray buffers (rotary_dim = D), used in place.
     """
     if positions is not None:
         positions = _int32(positions, "rope", "positions")
-    return _posattn.rope(_array(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
+    return _posattn.rope(_operand(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
                          scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule, device=device)
 
 

@@ -51,8 +51,9 @@ private:
 // Which compiled schedule to run: "hand" (the project's schedule, default) or a Halide
 // autoscheduler baseline such as "adams2019" (see kernels()); and on which device: "cpu"
 // (default), "cuda", "opencl" or "vulkan". Host tensors work on every device: the runtime copies
-// inputs to the device and results back, and frees the device copies. attention() also takes q,
-// k, v and out as device buffers of a "cuda" or "opencl" call (Memory::device), used in place.
+// inputs to the device and results back, and frees the device copies. attention() (q, k, v, out)
+// and rope() (x, out) also take device buffers of a "cuda" or "opencl" call (Memory::device),
+// used in place.
 struct CallOptions {
     std::string schedule = "hand";
     std::string device = "cpu";
@@ -145,7 +146,9 @@ struct RopeOptions {
     std::optional<Tensor> positions;  // int32 [L] or [B, L]; default 0 … L−1
     int64_t seq_len = 0;              // dynamic, longrope; 0 means max(positions) + 1
 };
-// out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place).
+// out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place). On "cuda" and
+// "opencl", x and out may be device buffers (Memory::device) where every channel rotates
+// (rotary_dim = D; pass-through channels are host-memory views); positions are host memory.
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
 // Complex-order embeddings (SPEC §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
