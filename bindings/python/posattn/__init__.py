@@ -4,8 +4,9 @@ Inputs are NumPy arrays (any strides) or objects with ``__dlpack__``; outputs ar
 Integer position / length arrays of any integer dtype are accepted when every value fits int32.
 Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected.
 Every kernel call takes ``schedule=`` ("hand", or an autoscheduler baseline: see ``kernels()``) and
-``device=`` ("cpu", "cuda", "opencl" or "vulkan"): arrays stay host memory on every device; the
-runtime copies them to the device and the results back.
+``device=`` ("cpu", "cuda", "opencl" or "vulkan"): arrays are host memory, which the runtime copies
+to the device and the results back; attention and rope also take ``DeviceArray`` buffers the
+caller made in ``device_context(device)`` ("cuda", "opencl"), used in place.
 """
 import numpy as np
 

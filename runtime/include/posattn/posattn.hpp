@@ -148,7 +148,7 @@ struct RopeOptions {
 };
 // out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place). On "cuda" and
 // "opencl", x and out may be device buffers (Memory::device) where every channel rotates
-// (rotary_dim = D; pass-through channels are host-memory views); positions are host memory.
+// (rotary_dim = D: pass-through channels would be views into each row); positions are host memory.
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
 // Complex-order embeddings (SPEC §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
