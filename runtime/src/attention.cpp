@@ -401,12 +401,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (out.numel() == 0) return;
 
     if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
-        // A device buffer's elements are zeroed in a host copy of its span (which keeps the bytes between them).
-        std::vector<uint8_t> copy(out.memory == Memory::device ? size_t(detail::span_bytes(out)) : 0);
-        if (!copy.empty()) detail::device_to_host(out, call, copy.data());
-        float *data = static_cast<float *>(copy.empty() ? out.data : copy.data());
+        if (out.memory == Memory::device) {  // its elements from zeros laid out alike (the bytes between them stay)
+            std::vector<uint8_t> zeros(size_t(detail::span_bytes(out)));
+            return detail::host_to_device(zeros.data(), out, call);
+        }
+        float *data = static_cast<float *>(out.data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
-        if (!copy.empty()) detail::host_to_device(copy.data(), out, call);
         return;
     }
     // Decoding one query with GQA: the q heads of a group see the same keys from the same

@@ -436,7 +436,6 @@ posattn_status posattn_device_context(const char *device, void **context, void *
         if (!device || !context || !queue)
             throw posattn::Error(posattn::Error::Kind::invalid_argument,
                                  "posattn: arguments 'device', 'context' and 'queue': one is NULL; expected a device name and two pointers");
-        posattn::check_device(device);
         posattn::DeviceContext c = posattn::device_context(device);
         *context = c.context, *queue = c.queue;
     });

@@ -86,7 +86,8 @@ private:
 const halide_device_interface_t *device_interface(const CallOptions &call);
 // A device buffer's bytes from its first element to its last (Memory::device: strides >= 0).
 int64_t span_bytes(const Tensor &t);
-// Copies those bytes of device tensor t (the call's GPU API) to or from the host.
+// Copies the elements of device tensor t (the call's GPU API) to or from a host span of
+// span_bytes(t) laid out alike; the bytes between elements are not copied.
 void device_to_host(const Tensor &t, const CallOptions &call, void *host);
 void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 

@@ -266,27 +266,26 @@ const halide_device_interface_t *device_interface(const CallOptions &call) {
 
 namespace {
 
-// Copies the bytes of device tensor t from or to `host` through a flat byte view of its buffer.
+// Copies the elements of device tensor t from or to `host`, laid out alike, through t's own
+// Halide view (32-bit extents per dimension, where a flat byte view of a span over 2 GiB would
+// not fit; the bytes between elements are not copied).
 void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host) {
     const halide_device_interface_t *interface = device_interface(call);
-    halide_dimension_t dim(0, int32_t(span_bytes(t)), 1);
-    halide_buffer_t flat{};
-    flat.host = static_cast<uint8_t *>(host);
-    flat.type = halide_type_t(halide_type_uint, 8);
-    flat.dimensions = 1;
-    flat.dim = &dim;
-    int status = halide_device_wrap_native(nullptr, &flat, reinterpret_cast<uint64_t>(t.data), interface);
+    HalideView view(t, false);
+    halide_buffer_t *b = view.buffer();
+    b->host = static_cast<uint8_t *>(host);
+    int status = halide_device_wrap_native(nullptr, b, reinterpret_cast<uint64_t>(t.data), interface);
     if (status == 0) {
         if (to_host) {
-            flat.set_device_dirty(true);
-            status = halide_copy_to_host(nullptr, &flat);
+            b->set_device_dirty(true);
+            status = halide_copy_to_host(nullptr, b);
         } else {
-            flat.set_host_dirty(true);
-            status = halide_copy_to_device(nullptr, &flat, interface);
-            if (status == 0) status = halide_device_sync(nullptr, &flat);
+            b->set_host_dirty(true);
+            status = halide_copy_to_device(nullptr, b, interface);
+            if (status == 0) status = halide_device_sync(nullptr, b);
         }
-        flat.set_host_dirty(false), flat.set_device_dirty(false);
-        halide_device_detach_native(nullptr, &flat);
+        b->set_host_dirty(false), b->set_device_dirty(false);
+        halide_device_detach_native(nullptr, b);
     }
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, "posattn: copying a device buffer " + std::string(to_host ? "to" : "from") +
@@ -305,33 +304,31 @@ void set_num_threads(int threads) { halide_set_num_threads(threads); }
 
 DeviceContext device_context(const std::string &device) {
     check_device(device);
+    const bool opencl = device == "opencl" && halide_acquire_cl_context, cuda = device == "cuda" && halide_cuda_acquire_context;
+    if (!opencl && !cuda)
+        throw Error(Error::Kind::unsupported, "posattn.device_context: argument 'device' is '" + device +
+                                                  "'; expected cuda or opencl in a build with GPU APIs");
+    // A first allocation through the API loads its driver and creates the context (acquiring the
+    // context alone does neither).
+    uint8_t byte = 0;
+    halide_dimension_t dim(0, 1, 1);
+    halide_buffer_t probe{};
+    probe.host = &byte, probe.type = halide_type_t(halide_type_uint, 8), probe.dimensions = 1, probe.dim = &dim;
+    int status = halide_device_malloc(nullptr, &probe, detail::device_interface(CallOptions{"hand", device}));
+    if (status == 0) halide_device_free(nullptr, &probe);
+    if (status != 0)
+        throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " device (Halide status " +
+                                                    std::to_string(status) + "; is the driver installed?)");
     DeviceContext c;
-    int status = -1;
-    if ((device == "opencl" && halide_acquire_cl_context) || (device == "cuda" && halide_cuda_acquire_context)) {
-        // A first allocation through the API loads its driver and creates the context (acquiring
-        // the context alone does neither).
-        uint8_t byte = 0;
-        halide_dimension_t dim(0, 1, 1);
-        halide_buffer_t probe{};
-        probe.host = &byte, probe.type = halide_type_t(halide_type_uint, 8), probe.dimensions = 1, probe.dim = &dim;
-        status = halide_device_malloc(nullptr, &probe, detail::device_interface(CallOptions{"hand", device}));
-        if (status == 0) halide_device_free(nullptr, &probe);
-        if (status != 0)
-            throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " device (Halide status " +
-                                                        std::to_string(status) + "; is the driver installed?)");
-    }
-    if (device == "opencl" && halide_acquire_cl_context) {
+    if (opencl) {
         status = halide_acquire_cl_context(nullptr, &c.context, &c.queue, true);
         if (status == 0) halide_release_cl_context(nullptr);
-    } else if (device == "cuda" && halide_cuda_acquire_context) {
+    } else {
         status = halide_cuda_acquire_context(nullptr, &c.context, true);
         if (status == 0) {
             status = halide_cuda_get_stream(nullptr, c.context, &c.queue);
             halide_cuda_release_context(nullptr);
         }
-    } else {
-        throw Error(Error::Kind::unsupported, "posattn.device_context: argument 'device' is '" + device +
-                                                  "'; expected cuda or opencl in a build with GPU APIs");
     }
     if (status != 0 || !c.context)
         throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " context (Halide status " +
