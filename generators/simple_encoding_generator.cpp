@@ -7,8 +7,7 @@
 //               The runtime checks 0 ≤ p < 2^d first.
 //   sin_only:   PE = sin(p · base^(−c/d)): d distinct frequencies, no cosine partner. The
 //               runtime passes each channel's turns per position, frac(base^(−c/d) / 2π), as a
-//               0.64 fixed-point fraction Q in two int32 rows: hi + [lo ≥ 2^31], and lo read as
-//               signed. The turn p·Q mod 2^64 then needs only 32-bit lanes, and no float64.
+//               0.64 fixed-point fraction (trig.h fixed_point_turn).
 //               Where the runtime splits the positions (trig.h PositionSplit), the sine is the
 //               angle sum of a row of each of two tables of (sin, cos), evaluated that way, and
 //               the rows run in the runtime's order, each with its position's parts (trig.h
@@ -83,16 +82,8 @@ public:
             signed_bits->set_estimate(false);
             msb_first->set_estimate(false);
         } else {
-            // The high word of p·Q mod 2^64 is p·hi + ⌊p·lo / 2^32⌋ mod 2^32, a 0.32 fixed-point
-            // turn (the low word dropped is < 2^−32 turn). Unsigned, so that it wraps.
-            auto turn = [&](Expr position) {
-                Expr carry = cast<uint32_t>((cast<int64_t>(position) * cast<int64_t>((*turns)(c, 1))) >> 32);
-                return cast<uint32_t>(position) * cast<uint32_t>((*turns)(c, 0)) + carry;
-            };
-            auto sin_cos = [&](Expr position) {
-                Expr t = turn(position);
-                return Tuple(sin_of_turns(t), sin_of_turns(t + Expr(uint32_t(1) << 30)));  // cos: a quarter turn on
-            };
+            auto turn = [&](Expr position) { return fixed_point_turn(position, (*turns)(c, 0), (*turns)(c, 1)); };
+            auto sin_cos = [&](Expr position) { return sin_cos_of_turns(turn(position)); };
             Expr from_tables =
                 split().from_tables(high_table, low_table, c, row, ordered->high_of(ordered->k), ordered->low_of(ordered->k), sin_cos)[0];
             pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));

@@ -1,9 +1,10 @@
 // Sinusoidal absolute encoding (SPEC §1), as a table PE[b, s, :] = PE(positions[b, s]) or fused
 // with an input: out = x + PE(positions).
 //   ω_i = base^(−i·exponent_step), i = 0 … d/2−1, exponent_step = 2/d' ('vaswani') or
-//   1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even, computed by the runtime in float64
-//   (the frequencies input: Halide 21's SPIR-V has no float64 pow).
-//   Pair i is (sin(pω_i), cos(pω_i)).
+//   1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even, computed by the runtime in float64.
+//   Pair i is (sin(pω_i), cos(pω_i)), from the turn p·ω_i/2π reduced exactly in 32-bit integers
+//   (the turns input, ω_i/2π as a 0.64 fixed-point fraction: trig.h fixed_point_turn): no
+//   float64 in the kernel, which many mobile GPUs lack.
 // The channel axis arrives as a pair view out(i, m, s, b): pair i, member m (0 sine, 1 cosine).
 // The layout is only strides: interleaved puts pair i at channels (2i, 2i+1) (i stride 2, m
 // stride 1), half at (i, d'/2+i) (i stride 1, m stride d'/2). So both layouts compute one sine
@@ -25,7 +26,7 @@ public:
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
 
     Input<Buffer<int32_t, 2>> rows{"rows"};  // (s, b, high, low) of each row, in the order to compute them: trig.h OrderedRows
-    Input<Buffer<double, 1>> frequencies{"frequencies"};  // ω_i, [d'/2]
+    Input<Buffer<int32_t, 2>> turns{"turns"};  // ω_i/2π, [2, d'/2]: trig.h fixed_point_turn
     Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"};  // PositionSplit
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
     Output<Buffer<float, 4>> out{"out"};   // pair view of [B, S, D]
@@ -35,12 +36,10 @@ public:
     }
 
     void generate() {
-        pair_omega(i) = frequencies(i);
-        // The sine and cosine of one angle share its reduction and polynomials.
-        auto sin_cos = [&](Expr position) {
-            Expr angle = cast<double>(position) * pair_omega(i);
-            return Tuple(sin_quarter_turns(angle, 0, get_target()), sin_quarter_turns(angle, 1, get_target()));
-        };
+        // Clamped: the pairs are computed in whole vectors, past the last one.
+        Expr last = turns.dim(0).max();
+        pair_turns(i) = Tuple(turns(clamp(i, 0, last), 0), turns(clamp(i, 0, last), 1));
+        auto sin_cos = [&](Expr position) { return sin_cos_of_turns(fixed_point_turn(position, pair_turns(i)[0], pair_turns(i)[1])); };
         // Row n of the order in which rows are computed, and its position's parts.
         OrderedRows ordered(rows, out.dim(2).extent(), out.dim(3).extent());
         Expr high = ordered.high_of(n), low = ordered.low_of(n);
@@ -50,7 +49,7 @@ public:
         ordered.write(out, {i, m}, fused ? (*x)(i, m, ordered.s_of(ordered.k), ordered.b_of(ordered.k)) + pe : pe);
 
         OrderedRows::constrain(rows);
-        frequencies.set_estimates({{0, 512}});
+        turns.set_estimates({{0, 512}, {0, 2}});
         low_bits.set_estimate(6);
         high_first.set_estimate(0);
         high_rows.set_estimate(64);
@@ -73,7 +72,7 @@ public:
             interleaved = interleaved.defined() ? interleaved && view_interleaved : view_interleaved;
             half = half.defined() ? half && view_half : view_half;
         }
-        schedule_pair_encoding(get_target(), schedule_params, out, {pair_omega, high_table, low_table}, pair_sin_cos,
+        schedule_pair_encoding(get_target(), schedule_params, out, {pair_turns, high_table, low_table}, pair_sin_cos,
                                {interleaved, half}, split().uses_tables());
     }
 
@@ -85,7 +84,7 @@ private:
     }
 
     Var i{"i"}, m{"m"}, h{"h"}, n{"n"};
-    Func pair_omega{"pair_omega"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
+    Func pair_turns{"pair_turns"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
 
     PositionSplit split() const { return {low_bits, high_first, high_rows}; }
 };

@@ -2,10 +2,13 @@
 // split of positions that lets an encoding read sin/cos(p·ω) from two small tables instead.
 //
 // Halide's sin/cos call libm per lane (no vectorization), and fast_sin is only accurate to 1e-5.
-// Sinusoidal encodings take angles p·ω up to ~2^31, where a float32 product already has an
-// absolute error of hundreds of radians. So the angle arrives as float64, is reduced by
-// multiples of π/2 in float64, and only the reduced argument |r| ≤ π/4 goes through float32
-// minimax polynomials (Cephes sinf/cosf coefficients, ≤ 1 ulp on that interval).
+// Positional angles p·ω reach ~2^31, where a float32 product already has an absolute error of
+// hundreds of radians. Where ω is a fixed frequency the runtime passes ω/2π in fixed point and
+// the reduction is exact in integers (fixed_point_turn, sin_of_turns: the sinusoid, sin-only);
+// where it is an arbitrary float (RoPE's scaled frequencies, complex-order tables) the angle
+// arrives as float64, is reduced by multiples of π/2 in float64, and only the reduced argument
+// |r| ≤ π/4 goes through float32 minimax polynomials (sin_quarter_turns: Cephes sinf/cosf
+// coefficients, ≤ 1 ulp on that interval).
 #pragma once
 
 #include <functional>
@@ -92,6 +95,23 @@ inline Halide::Expr sin_of_turns(Halide::Expr turns) {
     return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign);
 }
 
+// The turn of `position` (Int(32)) at a frequency of Q turns per position, as sin_of_turns takes
+// it: Q is a 0.64 fixed-point fraction, passed as two int32 words (runtime: fixed_point_turns),
+// q_high = hi + [lo ≥ 2^31] and q_low = lo read as signed. The high word of p·Q mod 2^64 is then
+// p·q_high + ⌊p·q_low / 2^32⌋ mod 2^32 (the low word dropped is < 2^−32 turn): an exact argument
+// reduction for any int32 p in 32-bit lanes and one 32×32→64 product, without float64.
+// Unsigned, so that it wraps.
+inline Halide::Expr fixed_point_turn(const Halide::Expr &position, const Halide::Expr &q_high, const Halide::Expr &q_low) {
+    using namespace Halide;
+    Expr carry = cast<uint32_t>((cast<int64_t>(position) * cast<int64_t>(q_low)) >> 32);
+    return cast<uint32_t>(position) * cast<uint32_t>(q_high) + carry;
+}
+
+// (sin, cos) of a turn, sharing nothing but the turn: the cosine is the sine a quarter turn on.
+inline Halide::Tuple sin_cos_of_turns(const Halide::Expr &turns) {
+    return {sin_of_turns(turns), sin_of_turns(turns + Halide::Expr(uint32_t(1) << 30))};
+}
+
 // (sin, cos) of a + b from those of a and of b.
 inline Halide::Tuple sin_cos_of_sum(const Halide::Tuple &a, const Halide::Tuple &b) {
     return {a[0] * b[1] + a[1] * b[0], a[1] * b[1] - a[0] * b[0]};
@@ -103,10 +123,9 @@ inline Halide::Tuple sin_cos_of_sum(const Halide::Tuple &a, const Halide::Tuple 
 // sinusoid and sin-only tables 1.40x and 1.54x faster for sequential positions, 1.2x for random
 // ones; their time then sits on the tables' loads). The runtime
 // picks low_bits ≈ half the bits of the positions' range, or high_rows = 0 (evaluate every value)
-// where the tables would not be small, and splits each position itself (OrderedRows). Each table
-// value is within 2 ulp, and the angle split as fl(H·ω) + fl(l·ω) is within |p·ω|·2^-53 of
-// fl(p·ω) (2.4e-7 at 2^31 radians): a sum is within ~3e-7 of the float64 reference typically,
-// 7e-7 at worst.
+// where the tables would not be small, and splits each position itself (OrderedRows). The turns
+// of the parts add up exactly (fixed_point_turn); each table value is within 2 ulp, so a sum is
+// within ~3e-7 of the float64 reference typically.
 struct PositionSplit {
     Halide::Expr low_bits, high_first, high_rows;  // scalar int32 inputs
 

@@ -7,6 +7,8 @@
 #include <tuple>
 #include <vector>
 
+#include <unistd.h>
+
 #include "internal.h"
 
 namespace posattn {
@@ -72,18 +74,53 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
         for (int64_t s = 0; s < S; s++) fn(b, s, data[b * stride_b + s * stride_s]);
 }
 
+// Frequencies ω_0 … ω_{n−1} (float64, as the reference rounds them) as the kernels take them
+// (generators/trig.h fixed_point_turn): ω/2π mod 1 as a 0.64 fixed-point fraction Q, in two rows
+// of int32 words, hi + [lo ≥ 2^31] and then lo read as signed. Kept per thread by `key`.
+template <typename Key, typename Omega>
+std::vector<int32_t> fixed_point_turns(const Key &key, int64_t n, Omega omega) {
+    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
+    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
+    return detail::kept_per_thread(key, [&] {
+        std::vector<int32_t> words(size_t(2 * n));
+        for (int64_t i = 0; i < n; i++) {
+            long double t = (long double)omega(i) * inv_two_pi;
+            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+            auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
+            words[size_t(i)] = int32_t(hi);
+            words[size_t(n + i)] = int32_t(lo);
+        }
+        return words;
+    });
+}
+
 // How a trig encoding kernel reads sin/cos(p·ω) (generators/trig.h PositionSplit): from tables
 // over the high and the low bits of the positions where those tables are small, at most one table
 // row per kTableRowsPerOutputRow rows of the output (a table row costs one or two sines per
-// channel, as much as an output row evaluated directly or twice that) and at most kTableBytes in
-// all (measured faster only with tables that stay in a core's L2: 1.5 MiB on the Intel Xeon);
-// else, with high_rows 0, evaluated per element. low_bits takes half the bits of the positions'
-// range, which makes the two tables about equally long. `table_row_bytes`: one row of one table.
+// channel, as much as an output row evaluated directly or twice that) and at most table_bytes()
+// in all; else, with high_rows 0, evaluated per element. low_bits takes half the bits of the
+// positions' range, which makes the two tables about equally long. `table_row_bytes`: one row of
+// one table.
 // Where a table form (no x) reads tables, it computes the rows sorted by position
-// (generators/trig.h OrderedRows); otherwise in their own order. The x + PE forms keep their
-// own order: they would read x's rows in position order too, which cost as much as the tables'
-// reuse gained (sinusoid x + PE 0.90x, sin-only 1.01x, on the benchmark's random positions).
-constexpr int64_t kTableRowsPerOutputRow = 8, kTableBytes = int64_t(2) << 20;
+// (generators/trig.h OrderedRows), so that consecutive rows read the same table rows; otherwise
+// in their own order. The x + PE forms keep their own order: they would read x's rows in position
+// order too, which cost as much as the tables' reuse gained (sinusoid x + PE 0.90x, sin-only
+// 1.01x, on the benchmark's random positions).
+constexpr int64_t kTableRowsPerOutputRow = 8;
+
+// Sorted rows reuse each table row from L1: tables up to 2 MiB (measured faster than evaluating
+// on the Intel Xeon up to 1.5 MiB; on the AMD EPYC the sinusoid's 768 KiB tables 1.63x, sin-only's
+// 1.11x). Rows in their own order read the tables at random and need them to stay in a core's
+// L2 beside the streams of x and out: at most half of it (on the AMD EPYC, 1 MiB L2, the same
+// 768 KiB tables ran 0.91x and 0.86x as fast as evaluating every value; on the Intel Xeon, 2 MiB,
+// faster: trig.h PositionSplit).
+int64_t table_bytes(bool sorted) {
+    static const int64_t half_l2 = [] {
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        return l2 > 0 ? int64_t(l2) / 2 : int64_t(512) << 10;
+    }();
+    return sorted ? int64_t(2) << 20 : half_l2;
+}
 
 class PositionTables {
 public:
@@ -99,7 +136,7 @@ public:
             // Arithmetic shifts: floor(p / 2^low_bits).
             high_first_ = lowest >> low_bits_, high_rows_ = (highest >> low_bits_) - high_first_ + 1;
             int64_t table_rows = (int64_t(1) << low_bits_) + high_rows_;
-            if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > kTableBytes)
+            if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > table_bytes(by_position))
                 low_bits_ = high_first_ = high_rows_ = 0;
         }
         // Every row in its own order; with the number of rows of each part where they get sorted
@@ -161,15 +198,12 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
     if (pairs) {
         // The pair views cover channels 0 … 2·pairs−1 only, so a packed copy never carries the odd
         // last channel (written below) back over the caller's.
-        std::vector<double> frequencies = detail::kept_per_thread(std::tuple(pairs, o.base, exponent_step), [&] {
-            std::vector<double> f(static_cast<size_t>(pairs));
-            for (int64_t i = 0; i < pairs; i++) f[size_t(i)] = std::pow(o.base, -double(i) * exponent_step);
-            return f;
-        });
-        HalideView freq_view(Tensor{frequencies.data(), DType::float64, {pairs}, {}}, false);
+        std::vector<int32_t> turns = fixed_point_turns(std::tuple(pairs, o.base, exponent_step), pairs,
+                                                       [&](int64_t i) { return std::pow(o.base, -double(i) * exponent_step); });
+        HalideView turns_view(Tensor{turns.data(), DType::int32, {2, pairs}, {}}, false);
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
-        kernel.arg("frequencies", freq_view).arg("out", out_view);
+        kernel.arg("turns", turns_view).arg("out", out_view);
         PositionTables tables(positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per pair
         tables.bind(kernel);
         std::optional<HalideView> x_view;
@@ -273,22 +307,9 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     check_encoding(check, x, positions, out);
     check.finite(base, "base");
     if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
-    // Each channel's turns per position, frac(base^(−c/d) / 2π), as a 0.64 fixed-point fraction Q,
-    // split for the kernel into two rows of int32 words: hi + [lo ≥ 2^31], then lo read as signed.
-    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
-    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
     int64_t d = out.shape.back();
-    std::vector<int32_t> turns = detail::kept_per_thread(std::pair(base, d), [&] {
-        std::vector<int32_t> words(size_t(2 * d));
-        for (int64_t c = 0; c < d; c++) {
-            long double t = std::pow(base, -double(c) / double(d)) * inv_two_pi;  // ω as the reference rounds it
-            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
-            auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
-            words[size_t(c)] = int32_t(hi);
-            words[size_t(d + c)] = int32_t(lo);
-        }
-        return words;
-    });
+    std::vector<int32_t> turns =
+        fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
