@@ -36,9 +36,9 @@ public:
     // The runtime pads it on both sides (a negative min) for the rows and keys that tiles compute
     // past Lq and Lk and never use; unclamped, a vector of query rows reads it as one dense run.
     Input<Buffer<float, 2>> *bias_by_offset = nullptr;
-    // rope: q and k rotated (SPEC §6) at their positions; inv_freq has rotary_dim/2 entries.
+    // rope: q and k rotated (SPEC §6) at their positions; inv_freq of rotary_dim/2 pairs, in turns.
     Input<Buffer<int32_t, 2>> *q_positions = nullptr, *k_positions = nullptr;  // [B, Lq], [B, Lk]
-    Input<Buffer<double, 1>> *inv_freq = nullptr;
+    Input<Buffer<int32_t, 2>> *turns = nullptr;  // [2, rotary_dim/2]: rope.h rope_cos_sin
     Input<double> *attention_factor = nullptr;
     Input<int32_t> *rope_layout = nullptr;  // 0 neox, 1 gptj
     // Relative tables (d, row, head) and their row index per query − key offset, index(i − j + Lk − 1),
@@ -60,7 +60,7 @@ public:
         } else if (variant == "rope") {
             q_positions = add_input<Buffer<int32_t, 2>>("q_positions");
             k_positions = add_input<Buffer<int32_t, 2>>("k_positions");
-            inv_freq = add_input<Buffer<double, 1>>("inv_freq");
+            turns = add_input<Buffer<int32_t, 2>>("turns");
             attention_factor = add_input<double>("attention_factor");
             rope_layout = add_input<int32_t>("rope_layout");
         } else if (variant == "shaw") {
@@ -100,16 +100,16 @@ public:
             bias_by_offset->set_estimates({{0, 4095}, {0, 8}});
         }
         if (variant == "rope") {
-            Expr rotary = 2 * inv_freq->dim(0).extent(), D = q.dim(0).extent();
+            Expr rotary = 2 * turns->dim(0).extent(), D = q.dim(0).extent();
             decl.transform_q = [=](Func x) {
-                return rope_channels(x, D, *q_positions, *inv_freq, rotary, *rope_layout, *attention_factor, get_target(), "q_rotated");
+                return rope_channels(x, D, *q_positions, *turns, rotary, *rope_layout, *attention_factor, "q_rotated");
             };
             decl.transform_k = [=](Func x) {
-                return rope_channels(x, D, *k_positions, *inv_freq, rotary, *rope_layout, *attention_factor, get_target(), "k_rotated");
+                return rope_channels(x, D, *k_positions, *turns, rotary, *rope_layout, *attention_factor, "k_rotated");
             };
             q_positions->set_estimates({{0, 2048}, {0, 1}});
             k_positions->set_estimates({{0, 2048}, {0, 1}});
-            inv_freq->set_estimates({{0, 32}});
+            turns->set_estimates({{0, 32}, {0, 2}});
             attention_factor->set_estimate(1.0);
             rope_layout->set_estimate(0);
         }

@@ -6,12 +6,15 @@
 
 namespace posattn {
 
-// (cos θ, sin θ)·attention_factor for θ = position·inv_freq, θ reduced in float64 (trig.h).
-inline Halide::Tuple rope_cos_sin(Halide::Expr position, Halide::Expr inv_freq, Halide::Expr attention_factor,
-                                  const Halide::Target &target) {
+// (cos θ, sin θ)·attention_factor for θ = position·inv_freq, from the pair's frequency in turns
+// (q_high, q_low: inv_freq/2π in fixed point, trig.h fixed_point_turn), so that θ is reduced
+// exactly in integers, without float64.
+inline Halide::Tuple rope_cos_sin(const Halide::Expr &position, const Halide::Expr &q_high, const Halide::Expr &q_low,
+                                  const Halide::Expr &attention_factor) {
     using namespace Halide;
-    Expr angle = cast<double>(position) * inv_freq, factor = cast<float>(attention_factor);
-    return Tuple(factor * sin_quarter_turns(angle, 1, target), factor * sin_quarter_turns(angle, 0, target));
+    Tuple sin_cos = sin_cos_of_turns(fixed_point_turn(position, q_high, q_low));
+    Expr factor = cast<float>(attention_factor);
+    return Tuple(factor * sin_cos[1], factor * sin_cos[0]);
 }
 
 // The pair (a, b) multiplied by e^{iθ}: member 0 is a·cos θ − b·sin θ, member 1 b·cos θ + a·sin θ.
@@ -20,18 +23,18 @@ inline Halide::Tuple rope_rotate(Halide::Expr a, Halide::Expr b, const Halide::T
 }
 
 // x(d, row, h, b) with its first `rotary` channels rotated (channel form, for attention's q/k):
-// layout 0 'neox' pairs (c, r/2 + c), 1 'gptj' (2c, 2c + 1); positions(row, b); inv_freq(c).
+// layout 0 'neox' pairs (c, r/2 + c), 1 'gptj' (2c, 2c + 1); positions(row, b); turns(c, word), each
+// pair's frequency as rope_cos_sin takes it.
 inline Halide::Func rope_channels(Halide::Func x, Halide::Expr channels, Halide::Func positions,
-                                  Halide::Func inv_freq, Halide::Expr rotary, Halide::Expr layout,
-                                  Halide::Expr attention_factor, const Halide::Target &target,
-                                  const std::string &name) {
+                                  Halide::Func turns, Halide::Expr rotary, Halide::Expr layout,
+                                  Halide::Expr attention_factor, const std::string &name) {
     using namespace Halide;
     Var d("d"), row("row"), h("h"), b("b");
     Expr half = rotary / 2, gptj = layout == 1;
     Expr first = select(gptj, d % 2 == 0, d < half);  // the pair's a (else its b)
     Expr pair = clamp(select(gptj, d / 2, select(d < half, d, d - half)), 0, half - 1);
     Expr partner = clamp(select(gptj, select(first, d + 1, d - 1), select(first, d + half, d - half)), 0, channels - 1);
-    Tuple cos_sin = rope_cos_sin(positions(row, b), inv_freq(pair), attention_factor, target);
+    Tuple cos_sin = rope_cos_sin(positions(row, b), turns(pair, 0), turns(pair, 1), attention_factor);
     Expr a = select(first, x(d, row, h, b), x(partner, row, h, b));
     Expr bb = select(first, x(partner, row, h, b), x(d, row, h, b));
     Tuple rotated = rope_rotate(a, bb, cos_sin);

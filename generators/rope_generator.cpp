@@ -3,8 +3,8 @@
 // say the layout: 'gptj' pairs (2i, 2i+1), 'neox' pairs (i, r/2+i), r the rotary width. A
 // `partial` instance (r < D) also copies channels r … D−1 through, x_pass → out_pass (never
 // empty: an empty output breaks the autoschedulers' tail handling).
-// The runtime turns the scaling (linear, ntk, dynamic, yarn, llama3, longrope) into inv_freq and
-// attention_factor, which multiplies cos and sin.
+// The runtime turns the scaling (linear, ntk, dynamic, yarn, llama3, longrope) into inv_freq,
+// passed in turns (rope.h rope_cos_sin), and attention_factor, which multiplies cos and sin.
 #include "Halide.h"
 #include "rope.h"
 #include "schedules/rope.h"
@@ -20,7 +20,7 @@ public:
 
     Input<Buffer<float, 5>> x{"x"};                  // pair view of x[..., :r]
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, L]
-    Input<Buffer<double, 1>> inv_freq{"inv_freq"};   // [r/2]
+    Input<Buffer<int32_t, 2>> turns{"turns"};        // inv_freq/2π, [2, r/2]: trig.h fixed_point_turn
     Input<double> attention_factor{"attention_factor"};
     Output<Buffer<float, 5>> out{"out"};             // pair view of out[..., :r]
     Input<Buffer<float, 4>> *x_pass = nullptr;       // x[..., r:], partial only
@@ -33,13 +33,13 @@ public:
     }
 
     void generate() {
-        cos_sin(i, l, b) = rope_cos_sin(positions(l, b), inv_freq(i), attention_factor, get_target());
+        cos_sin(i, l, b) = rope_cos_sin(positions(l, b), turns(i, 0), turns(i, 1), attention_factor);
         rotated(i, l, h, b) = rope_rotate(x(i, 0, l, h, b), x(i, 1, l, h, b), cos_sin(i, l, b));
         out(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
         if (partial) (*out_pass)(c, l, h, b) = (*x_pass)(c, l, h, b);
 
         positions.set_estimates({{0, 2048}, {0, 1}});
-        inv_freq.set_estimates({{0, 32}});
+        turns.set_estimates({{0, 32}, {0, 2}});
         attention_factor.set_estimate(1.0);
         for (OutputImageParam view : {OutputImageParam(x), OutputImageParam(out)}) {
             view.dim(0).set_stride(Expr());  // 1 (neox) or 2 (gptj)

@@ -28,6 +28,21 @@ inline bool contracts_to_fma(const Halide::Target &target) {
                                    Target::AVX512_SapphireRapids, Target::AVX512_Zen4, Target::AVX512_Zen5});
 }
 
+// (sin, cos) of r + quadrant·π/2 as float32, for a reduced |r| ≤ π/4 (Float(32)) and the two low
+// bits of quadrant (Int(32) or UInt(32)): Cephes' sinf and cosf polynomials, ≤ 1 ulp on that
+// interval, one of them each value's, and exact at multiples of π/2 (sin 0 = 0, cos 0 = 1).
+inline Halide::Tuple sin_cos_of_quadrant(const Halide::Expr &r, const Halide::Expr &quadrant) {
+    using namespace Halide;
+    Expr r2 = r * r;
+    Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
+    Expr cos_r = 1.0f - 0.5f * r2 +
+                 r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
+    // Odd quadrants swap the two; the sine is negated in quadrants 2 and 3, the cosine in 1 and 2.
+    Expr q = cast<uint32_t>(quadrant), odd = (q & 1) == 1;
+    auto negated_if = [](Expr value, Expr sign_bit) { return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign_bit); };
+    return {negated_if(select(odd, cos_r, sin_r), (q & 2) << 30), negated_if(select(odd, sin_r, cos_r), ((q + 1) & 2) << 30)};
+}
+
 // sin(angle + quarter_turns·π/2) as float32; angle is Float(64), quarter_turns Int(32).
 // quarter_turns = 1 gives the cosine exactly, without rounding π/2 into the angle.
 inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_turns, const Halide::Target &target) {
@@ -67,15 +82,7 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
         k = nearest(strict_float(angle * two_over_pi_hi + angle * two_over_pi_lo));
         r = cast<float>(strict_float(((angle - k * pio2_hi) - k * pio2_mid) - k * pio2_lo));
     }
-    Expr quadrant = (cast<int32_t>(k_bits & 3) + quarter_turns) & 3;
-    Expr r2 = r * r;
-    Expr sin_r = r + r * r2 * (-1.6666654611e-1f + r2 * (8.3321608736e-3f + r2 * -1.9515295891e-4f));
-    Expr cos_r = 1.0f - 0.5f * r2 +
-                 r2 * r2 * (4.166664568298827e-2f + r2 * (-1.388731625493765e-3f + r2 * 2.443315711809948e-5f));
-    // Quadrants 1 and 3 take the cosine; quadrants 2 and 3 flip the sign bit.
-    Expr value = select((quadrant & 1) == 1, cos_r, sin_r);
-    Expr sign = cast<uint32_t>(quadrant & 2) << 30;
-    return reinterpret<float>(reinterpret<uint32_t>(value) ^ sign);
+    return sin_cos_of_quadrant(r, cast<int32_t>(k_bits & 3) + quarter_turns)[0];
 }
 
 // sin(2π·turns/2^32) as float32 (≤ 2 ulp) for a 0.32 fixed-point fraction of a turn (UInt(32),
@@ -107,9 +114,14 @@ inline Halide::Expr fixed_point_turn(const Halide::Expr &position, const Halide:
     return cast<uint32_t>(position) * cast<uint32_t>(q_high) + carry;
 }
 
-// (sin, cos) of a turn, sharing nothing but the turn: the cosine is the sine a quarter turn on.
+// (sin, cos)(2π·turns/2^32) as float32 for a 0.32 fixed-point turn (UInt(32)), exact at quarter
+// turns (cos 0 = 1, which one odd polynomial over a half turn misses by an ulp): the nearest
+// quarter turn is taken out and the rest, |r| ≤ π/4, goes through sin_cos_of_quadrant.
 inline Halide::Tuple sin_cos_of_turns(const Halide::Expr &turns) {
-    return {sin_of_turns(turns), sin_of_turns(turns + Halide::Expr(uint32_t(1) << 30))};
+    using namespace Halide;
+    Expr quadrant = (turns + Expr(uint32_t(1) << 29)) >> 30;
+    Expr rest = reinterpret<int32_t>(turns - (quadrant << 30));  // in [−2^29, 2^29)
+    return sin_cos_of_quadrant(cast<float>(rest) * 1.4629180792671596e-09f, quadrant);  // 2π / 2^32
 }
 
 // (sin, cos) of a + b from those of a and of b.

@@ -47,6 +47,21 @@ def test_sinusoid_layouts_differ_by_a_fixed_permutation(rng):
     np.testing.assert_allclose(half, interleaved[..., perm], rtol=0, atol=2.0**-23)
 
 
+def test_sinusoid_and_rope_are_exact_at_position_zero():
+    """sin 0 = 0 and cos 0 = 1 exactly (generators/trig.h sin_cos_of_turns takes out the nearest
+    quarter turn, so r = 0 there): position 0 evaluated directly (one row) and from the position
+    tables (2000 rows over a narrow range), and RoPE at position 0 is the identity bit for bit."""
+    d = 64
+    expected = np.tile(np.array([0.0, 1.0], np.float32), d // 2)
+    direct = posattn.sinusoidal(np.zeros(1, np.int32), d)
+    np.testing.assert_array_equal(direct[0], expected)
+    positions = np.arange(2000, dtype=np.int32) % 300
+    np.testing.assert_array_equal(posattn.sinusoidal(positions, d)[positions == 0], np.tile(expected, (7, 1)))
+    assert posattn.sin_only(np.zeros(1, np.int32), d)[0].tolist() == [0.0] * d
+    x = np.random.default_rng(3).standard_normal((1, 2, 1, d)).astype(np.float32)
+    np.testing.assert_array_equal(posattn.rope(x, np.zeros((1, 1), np.int32)), x)
+
+
 def test_sinusoid_odd_width_appends_a_zero_column(rng):
     p = rng.integers(0, 1000, size=20).astype(np.int32)
     odd = posattn.sinusoidal(p, 33)

@@ -124,7 +124,6 @@ struct EncodingArgs {
     int64_t window = INT64_MAX;
     std::deque<std::vector<float>> floats;
     std::deque<std::vector<int32_t>> ints;
-    std::deque<std::vector<double>> doubles;
     std::deque<HalideView> views;
     std::vector<std::function<void(KernelCall &)>> bind;
 
@@ -212,11 +211,11 @@ void rope_args(const Checker &check, const RopeAttention &rope, const Shape &s, 
     int64_t r = rope.rotary_dim ? rope.rotary_dim : s.D;
     if (r > s.D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(s.D));
     RopeFrequencies f = rope_frequencies(r, rope.base, rope.scaling, seq_len);
-    std::vector<double> &inv_freq = args.doubles.emplace_back(f.inv_freq);
+    std::vector<int32_t> &turns = args.ints.emplace_back(detail::fixed_point_turns(f.inv_freq));
     args.function = "posattn_attn_rope_f32";
     args.tensor("q_positions", q_positions);
     args.tensor("k_positions", k_positions);
-    args.tensor("inv_freq", Tensor{inv_freq.data(), DType::float64, {int64_t(inv_freq.size())}, {}});
+    args.tensor("turns", Tensor{turns.data(), DType::int32, {2, int64_t(f.inv_freq.size())}, {}});
     args.scalar("attention_factor", f.attention_factor);
     args.scalar("rope_layout", int32_t(rope.layout));
 }

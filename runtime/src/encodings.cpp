@@ -74,23 +74,13 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
         for (int64_t s = 0; s < S; s++) fn(b, s, data[b * stride_b + s * stride_s]);
 }
 
-// Frequencies ω_0 … ω_{n−1} (float64, as the reference rounds them) as the kernels take them
-// (generators/trig.h fixed_point_turn): ω/2π mod 1 as a 0.64 fixed-point fraction Q, in two rows
-// of int32 words, hi + [lo ≥ 2^31] and then lo read as signed. Kept per thread by `key`.
+// The n frequencies omega(i) as the kernels take them (detail::fixed_point_turns), kept per thread by `key`.
 template <typename Key, typename Omega>
 std::vector<int32_t> fixed_point_turns(const Key &key, int64_t n, Omega omega) {
-    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
-    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
     return detail::kept_per_thread(key, [&] {
-        std::vector<int32_t> words(size_t(2 * n));
-        for (int64_t i = 0; i < n; i++) {
-            long double t = (long double)omega(i) * inv_two_pi;
-            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
-            auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
-            words[size_t(i)] = int32_t(hi);
-            words[size_t(n + i)] = int32_t(lo);
-        }
-        return words;
+        std::vector<double> omegas(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; i++) omegas[size_t(i)] = omega(i);
+        return detail::fixed_point_turns(omegas);
     });
 }
 
@@ -320,6 +310,25 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
 }
 
 }  // namespace
+
+namespace detail {
+
+std::vector<int32_t> fixed_point_turns(const std::vector<double> &omegas) {
+    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
+    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
+    const size_t n = omegas.size();
+    std::vector<int32_t> words(2 * n);
+    for (size_t i = 0; i < n; i++) {
+        long double t = (long double)omegas[i] * inv_two_pi;
+        auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+        auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
+        words[i] = int32_t(hi);
+        words[n + i] = int32_t(lo);
+    }
+    return words;
+}
+
+}  // namespace detail
 
 void sinusoidal(const Tensor &positions, const Tensor &out, const SinusoidalOptions &options, const CallOptions &call) {
     run_sinusoidal("sinusoidal", nullptr, positions, out, options, call);

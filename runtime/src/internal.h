@@ -91,6 +91,11 @@ int64_t span_bytes(const Tensor &t);
 void device_to_host(const Tensor &t, const CallOptions &call, void *host);
 void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 
+// Frequencies ω (radians per position, float64 as the reference rounds them) as the trig kernels
+// take them (generators/trig.h fixed_point_turn): ω/2π mod 1 as a 0.64 fixed-point fraction Q,
+// in two rows of int32 words, [2, n]: hi + [lo ≥ 2^31], then lo read as signed.
+std::vector<int32_t> fixed_point_turns(const std::vector<double> &omegas);
+
 // make(), kept by each thread for the last `key` it was asked for: encodings are called over and
 // over with the same base and width (decoding a token at a time), and their per-channel pows cost
 // more than the kernel at such sizes (sin-only's 0.64 fixed-point turns: 45 of a 50 µs call at

@@ -162,9 +162,10 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     Layout pairs = o.layout == RopeLayout::gptj ? Layout::interleaved : Layout::half;
     HalideView x_view(detail::channels(x, 0, r), false, pairs), out_view(detail::channels(out, 0, r), true, pairs);
     HalideView pos_view(positions, false);
-    HalideView inv_view(Tensor{f.inv_freq.data(), DType::float64, {r / 2}, {}}, false);
+    std::vector<int32_t> turns = detail::fixed_point_turns(f.inv_freq);
+    HalideView turns_view(Tensor{turns.data(), DType::int32, {2, r / 2}, {}}, false);
     KernelCall kernel(r < D ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
-    kernel.arg("x", x_view).arg("positions", pos_view).arg("inv_freq", inv_view)
+    kernel.arg("x", x_view).arg("positions", pos_view).arg("turns", turns_view)
         .arg("attention_factor", f.attention_factor).arg("out", out_view);
     // Channels r … D−1 are copied through (in place, onto themselves: a copy of equal values).
     std::optional<HalideView> x_pass, out_pass;
