@@ -74,9 +74,10 @@ void for_each_position(const Tensor &positions, int64_t batch, Fn fn) {
         for (int64_t s = 0; s < S; s++) fn(b, s, data[b * stride_b + s * stride_s]);
 }
 
-// The n frequencies omega(i) as the kernels take them (detail::fixed_point_turns), kept per thread by `key`.
+// The n frequencies omega(i) as the kernels take them (detail::fixed_point_turns), kept per
+// thread by `key`, so that a repeated call computes neither the pows nor their turns.
 template <typename Key, typename Omega>
-std::vector<int32_t> fixed_point_turns(const Key &key, int64_t n, Omega omega) {
+std::vector<int32_t> kept_fixed_point_turns(const Key &key, int64_t n, Omega omega) {
     return detail::kept_per_thread(key, [&] {
         std::vector<double> omegas(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; i++) omegas[size_t(i)] = omega(i);
@@ -188,8 +189,8 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
     if (pairs) {
         // The pair views cover channels 0 … 2·pairs−1 only, so a packed copy never carries the odd
         // last channel (written below) back over the caller's.
-        std::vector<int32_t> turns = fixed_point_turns(std::tuple(pairs, o.base, exponent_step), pairs,
-                                                       [&](int64_t i) { return std::pow(o.base, -double(i) * exponent_step); });
+        std::vector<int32_t> turns = kept_fixed_point_turns(std::tuple(pairs, o.base, exponent_step), pairs,
+                                                            [&](int64_t i) { return std::pow(o.base, -double(i) * exponent_step); });
         HalideView turns_view(Tensor{turns.data(), DType::int32, {2, pairs}, {}}, false);
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
@@ -299,7 +300,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
     int64_t d = out.shape.back();
     std::vector<int32_t> turns =
-        fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
+        kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
@@ -315,17 +316,19 @@ namespace detail {
 
 std::vector<int32_t> fixed_point_turns(const std::vector<double> &omegas) {
     static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
-    const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
-    const size_t n = omegas.size();
-    std::vector<int32_t> words(2 * n);
-    for (size_t i = 0; i < n; i++) {
-        long double t = (long double)omegas[i] * inv_two_pi;
-        auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
-        auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
-        words[i] = int32_t(hi);
-        words[n + i] = int32_t(lo);
-    }
-    return words;
+    return kept_per_thread(omegas, [&] {
+        const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
+        const size_t n = omegas.size();
+        std::vector<int32_t> words(2 * n);
+        for (size_t i = 0; i < n; i++) {
+            long double t = (long double)omegas[i] * inv_two_pi;
+            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+            auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
+            words[i] = int32_t(hi);
+            words[n + i] = int32_t(lo);
+        }
+        return words;
+    });
 }
 
 }  // namespace detail

@@ -93,7 +93,9 @@ void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 
 // Frequencies ω (radians per position, float64 as the reference rounds them) as the trig kernels
 // take them (generators/trig.h fixed_point_turn): ω/2π mod 1 as a 0.64 fixed-point fraction Q,
-// in two rows of int32 words, [2, n]: hi + [lo ≥ 2^31], then lo read as signed.
+// in two rows of int32 words, [2, n]: hi + [lo ≥ 2^31], then lo read as signed. Kept per thread
+// for the last omegas given (long double arithmetic: a RoPE call of q [1, 32, 1, 128] took 14 µs
+// computing them each time, 8.5 µs with them kept).
 std::vector<int32_t> fixed_point_turns(const std::vector<double> &omegas);
 
 // make(), kept by each thread for the last `key` it was asked for: encodings are called over and
