@@ -60,45 +60,47 @@ public:
     }
 
     void generate() {
-        // The row written, (s, b): out's own, or for sin_only the k-th of the runtime's order of
+        // The row written, (s, b): out's own, or for sin_only the n-th of the runtime's order of
         // rows (trig.h OrderedRows), so that rows reading the same table rows run in turn.
         std::optional<OrderedRows> ordered;
         if (kind == "sin_only") ordered.emplace(*rows, out.dim(1).extent(), out.dim(2).extent());
-        Expr row_s = ordered ? ordered->s_of(ordered->k) : s, row_b = ordered ? ordered->b_of(ordered->k) : b;
-        Expr p = ordered ? split().position(ordered->high_of(ordered->k), ordered->low_of(ordered->k))
-                         : (*positions)(row_s, row_b);
         Expr d = out.dim(0).extent();
-        Expr pe;
-        if (kind == "integer") {
-            pe = cast<float>(p);
-        } else if (kind == "normalized") {
-            pe = cast<float>(cast<double>(p) * (*inv_length)(row_b));
-            inv_length->set_estimates({{0, 8}});
-        } else if (kind == "binary") {
-            // p < 2^31, so bits 31 and up are 0 (and shifting by them would be undefined).
-            Expr bit = select(*msb_first, d - 1 - c, c);
-            Expr value = select(bit < 31, (p >> clamp(bit, 0, 30)) & 1, 0);
-            pe = select(*signed_bits, cast<float>(2 * value - 1), cast<float>(value));
-            signed_bits->set_estimate(false);
-            msb_first->set_estimate(false);
-        } else {
-            auto turn = [&](Expr position) { return fixed_point_turn(position, (*turns)(c, 0), (*turns)(c, 1)); };
-            auto sin_cos = [&](Expr position) { return sin_cos_of_turns(turn(position)); };
-            Expr from_tables =
-                split().from_tables(high_table, low_table, c, row, ordered->high_of(ordered->k), ordered->low_of(ordered->k), sin_cos)[0];
-            pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
+        auto value_of_row = [&](Expr n) {
+            Expr row_s = ordered ? ordered->s_of(n) : s, row_b = ordered ? ordered->b_of(n) : b;
+            Expr p = ordered ? split().position(ordered->high_of(n), ordered->low_of(n)) : (*positions)(row_s, row_b);
+            Expr pe;
+            if (kind == "integer") {
+                pe = cast<float>(p);
+            } else if (kind == "normalized") {
+                pe = cast<float>(cast<double>(p) * (*inv_length)(row_b));
+            } else if (kind == "binary") {
+                // p < 2^31, so bits 31 and up are 0 (and shifting by them would be undefined).
+                Expr bit = select(*msb_first, d - 1 - c, c);
+                Expr value = select(bit < 31, (p >> clamp(bit, 0, 30)) & 1, 0);
+                pe = select(*signed_bits, cast<float>(2 * value - 1), cast<float>(value));
+            } else {
+                auto turn = [&](Expr position) { return fixed_point_turn(position, (*turns)(c, 0), (*turns)(c, 1)); };
+                auto sin_cos = [&](Expr position) { return sin_cos_of_turns(turn(position)); };
+                Expr from_tables = split().from_tables(high_table, low_table, c, row, ordered->high_of(n), ordered->low_of(n), sin_cos)[0];
+                pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
+            }
+            return fused ? (*x)(c, row_s, row_b) + pe : pe;
+        };
+        if (ordered) {
+            ordered->write(out, {c}, value_of_row, get_target().has_gpu_feature());
+            OrderedRows::constrain(*rows);
             low_bits->set_estimate(6);
             high_first->set_estimate(0);
             high_rows->set_estimate(64);
             turns->set_estimates({{0, 1024}, {0, 2}});
-        }
-        Expr value = fused ? (*x)(c, row_s, row_b) + pe : pe;
-        if (ordered) {
-            ordered->write(out, {c}, value);
-            OrderedRows::constrain(*rows);
         } else {
-            out(c, s, b) = value;
+            out(c, s, b) = value_of_row(Expr());
             positions->set_estimates({{0, 4096}, {0, 8}});
+        }
+        if (kind == "normalized") inv_length->set_estimates({{0, 8}});
+        if (kind == "binary") {
+            signed_bits->set_estimate(false);
+            msb_first->set_estimate(false);
         }
 
         if (fused) x->set_estimates({{0, 1024}, {0, 4096}, {0, 8}});

@@ -45,8 +45,11 @@ public:
         Expr high = ordered.high_of(n), low = ordered.low_of(n);
         pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, high, low, sin_cos),
                                     sin_cos(split().position(high, low)));
-        Expr pe = select(m == 0, pair_sin_cos(i, ordered.k)[0], pair_sin_cos(i, ordered.k)[1]);
-        ordered.write(out, {i, m}, fused ? (*x)(i, m, ordered.s_of(ordered.k), ordered.b_of(ordered.k)) + pe : pe);
+        auto value_of_row = [&](Expr row) {
+            Expr pe = select(m == 0, pair_sin_cos(i, row)[0], pair_sin_cos(i, row)[1]);
+            return fused ? (*x)(i, m, ordered.s_of(row), ordered.b_of(row)) + pe : pe;
+        };
+        ordered.write(out, {i, m}, value_of_row, get_target().has_gpu_feature());
 
         OrderedRows::constrain(rows);
         turns.set_estimates({{0, 512}, {0, 2}});

@@ -171,7 +171,10 @@ struct PositionSplit {
 // derived from a row number and the positions (a chain of four divisions and a gather before
 // each row's first load): with that and the runtime's sort without divisions, the sin-only table
 // went from 79% to 88% of the copy stream and its x + PE from 77% to 80% (61 pairs each, Intel Xeon).
-// The kernel writes the k-th row where it belongs (write()), each row once.
+// The kernel writes the k-th row where it belongs (write()), each row once. GPU kernels take the
+// rows in their own order (the runtime sorts them for CPU calls only) and write out purely, which
+// a scatter over k cannot do: out is then never read, so a caller's device buffer needs no host
+// side and a host one is not uploaded before the call.
 struct OrderedRows {
     OrderedRows(Halide::Func rows, Halide::Expr S, Halide::Expr B) : rows(rows), S(S), B(B), k(0, S * B, "k") {}
 
@@ -185,11 +188,21 @@ struct OrderedRows {
     Halide::Expr high_of(const Halide::Expr &n) const { return rows(2, n); }
     Halide::Expr low_of(const Halide::Expr &n) const { return rows(3, n); }
 
-    // Defines out(channels…, s, b) as `value` (of the channels and k) in the k-th row: an
-    // undefined pure definition, then the update over k.
-    void write(Halide::Func out, const std::vector<Halide::Var> &channels, const Halide::Expr &value) const {
+    // Defines out(channels…, s, b) as value_of_row(n) (an Expr of the channels) in the n-th row:
+    // an undefined pure definition, then the update over n = k; or, with the rows in their own
+    // order (`in_order`: n = b·S + s), the pure definition alone.
+    void write(Halide::Func out, const std::vector<Halide::Var> &channels,
+               const std::function<Halide::Expr(Halide::Expr)> &value_of_row, bool in_order) const {
+        Halide::Var s("s"), b("b");
         std::vector<Halide::Var> pure = channels;
-        pure.insert(pure.end(), {Halide::Var("s"), Halide::Var("b")});
+        pure.insert(pure.end(), {s, b});
+        if (in_order) {
+            // (S ≥ 1 where there are rows; as max(S, 1), the row is not simplified against the
+            // fused loop of (s, b) into a select on S == 0, a bool SPIR-V cannot pass to a kernel.)
+            out(pure) = value_of_row(b * Halide::max(S, 1) + s);
+            return;
+        }
+        Halide::Expr value = value_of_row(k);
         out(pure) = Halide::undef(value.type());
         std::vector<Halide::Expr> at(channels.begin(), channels.end());
         at.insert(at.end(), {s_of(k), b_of(k)});

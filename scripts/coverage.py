@@ -1,6 +1,7 @@
 """The harness's coverage matrix, kernel × backend, from each leg's <build>/harness.json (written
 by tests/conftest.py): passed / failed / skipped counts, "not built" where kernels.json says why
-a kernel is not built for a GPU API, and the reasons for every skip."""
+a kernel is not built for a GPU API, and the reasons for every skip. "<api> buffers": the same
+cases with their float32 operands as device buffers the caller owns."""
 import collections
 import json
 import pathlib
@@ -12,8 +13,10 @@ BACKENDS = {
     "x86": ("build", "x86"),
     "arm (qemu)": ("build-arm", "arm"),
     "opencl (PoCL)": ("build", "opencl"),
+    "opencl buffers": ("build", "opencl-buffers"),
     "vulkan (lavapipe)": ("build", "vulkan"),
     "cuda": ("build", "cuda"),
+    "cuda buffers": ("build", "cuda-buffers"),
 }
 
 
@@ -29,7 +32,7 @@ def main():
     for kernel in kernels:
         cells = []
         for backend, (build, family) in BACKENDS.items():
-            why_not = kernel.get("not_on", {}).get(family)
+            why_not = kernel.get("not_on", {}).get(family.removesuffix("-buffers"))
             rows = [r for r in legs[build] or [] if r["kernel"] == kernel["function"] and r["family"] == family]
             if why_not:
                 cells.append("not built")

@@ -1,6 +1,7 @@
 """Device buffers made as a caller of posattn makes them: in the context its kernels on a GPU API
 run in (posattn.device_context), through OpenCL's ICD loader (PoCL here) or CUDA's driver API."""
 import ctypes
+import inspect
 
 import numpy as np
 
@@ -77,3 +78,50 @@ class Cuda:
 
 
 APIS = {"opencl": OpenCL, "cuda": Cuda}
+
+
+# The float32 operands of posattn's calls that may be device buffers, and their outputs; the
+# others (positions, token ids, key lengths, slopes, attention's variant tables) stay host arrays.
+DEVICE_INPUTS = ("x", "table", "q", "k", "v", "amplitude", "frequency", "phase", "p0", "W1", "b1", "W2", "b2",
+                 "weight", "bias")
+OUTPUTS = ("out", "real", "imag")
+
+
+def through_device_buffers(memory, fn):
+    """fn (a posattn call) with every float32 array it is given as a device input or output made a
+    device buffer of `memory` (a contiguous copy): outputs are read back into the caller's arrays,
+    inputs are checked unchanged, and a returned buffer is returned as the caller's array."""
+    signature = inspect.signature(fn)
+
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        uploaded = {}  # id of the caller's array: (array, its contiguous copy, the device buffer)
+        outputs = {id(bound.arguments.get(name)) for name in OUTPUTS}
+        for name in DEVICE_INPUTS + OUTPUTS:
+            a = bound.arguments.get(name)
+            if isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size:
+                if id(a) not in uploaded:  # in place: out is x itself
+                    copy = np.ascontiguousarray(a)
+                    uploaded[id(a)] = (a, copy, posattn.DeviceArray(memory.buffer(copy), a.shape))
+                bound.arguments[name] = uploaded[id(a)][2]
+        result = fn(*bound.args, **bound.kwargs)
+        for key, (host, copy, device) in uploaded.items():
+            value = memory.read(device.handle, copy)
+            if key in outputs:
+                host[...] = value
+            else:
+                np.testing.assert_array_equal(value, copy, err_msg="a device input was modified")
+        host_of = {id(device): host for host, _, device in uploaded.values()}
+        if isinstance(result, tuple):
+            return tuple(host_of.get(id(r), r) for r in result)
+        return host_of.get(id(result), result)
+
+    return call
+
+
+def patch_device_buffers(memory, monkeypatch):
+    """Every posattn call that takes device buffers runs through_device_buffers(memory, ·)."""
+    for name in posattn.__all__:
+        fn = getattr(posattn, name)
+        if inspect.isfunction(fn) and set(inspect.signature(fn).parameters) & set(DEVICE_INPUTS + OUTPUTS):
+            monkeypatch.setattr(posattn, name, through_device_buffers(memory, fn))

@@ -478,8 +478,9 @@ def test_device_buffer_errors_name_the_argument(gpu, rng):
 
     positions = np.arange(7, dtype=np.int32)
     table = device_tensor(mem[3], np.zeros((7, 16), np.float32))
-    assert lib.posattn_sinusoidal(ctypes.byref(tensor(positions)), ctypes.byref(table), ctypes.c_double(1e4), 0, 0) == INVALID
-    assert "'out' is device memory; expected host memory" in last_error()
+    on_device_positions = device_tensor(gpu.buffer(positions), positions)
+    assert lib.posattn_sinusoidal(ctypes.byref(on_device_positions), ctypes.byref(table), ctypes.c_double(1e4), 0, 0) == INVALID
+    assert "'positions' is device memory; expected host memory" in last_error()
 
     strided = device_tensor(mem[0], q, strides=(448, 112, 16, 2))
     assert run([strided] + on_device[1:]) == INVALID and "'q' is device memory with strides" in last_error()
@@ -507,9 +508,9 @@ def test_device_buffer_errors_name_the_argument(gpu, rng):
 
 
 def test_rope_on_device_buffers(gpu, rng):
-    """RoPE of a device x into a device out, and in place (out = x), against the reference; a
-    partial rotary dimension with device buffers is INVALID (its pass-through channels are views
-    a device handle cannot express), naming rotary_dim."""
+    """RoPE of a device x into a device out, and in place (out = x), against the reference; then
+    a partial rotary dimension from a host x into a device out (its pass-through channels go
+    through a host copy of out: a device handle cannot view them alone)."""
     x = rng.standard_normal((2, 3, 11, 32)).astype(np.float32)
     positions = rng.integers(0, 10**5, size=11).astype(np.int32)
     poison = np.full(x.shape, np.nan, np.float32)
@@ -525,4 +526,7 @@ def test_rope_on_device_buffers(gpu, rng):
     np.testing.assert_array_equal(gpu.read(out_mem, x), gpu.read(x_mem, x))  # (both rotated once)
     status = lib.posattn_rope(ctypes.byref(tensor(x)), ctypes.byref(device_tensor(out_mem, x)), None,
                               ctypes.c_double(1e4), 0, ctypes.c_int64(16), None, ctypes.c_int64(0))
-    assert status == INVALID and "'rotary_dim' is 16 with device buffers; expected rotary_dim = D = 32" in last_error()
+    assert status == OK, last_error()
+    inv, af = reference.rope_inv_freq(16)
+    np.testing.assert_allclose(gpu.read(out_mem, x), reference.rope(x, np.arange(11), inv, af, "neox", 16),
+                               atol=4e-6, rtol=0)

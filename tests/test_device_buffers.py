@@ -1,5 +1,6 @@
-"""posattn.DeviceArray through the Python API: attention on caller-owned device buffers (OpenCL on
-PoCL here; CUDA where a device is), against the float64 reference, and the errors around them."""
+"""posattn.DeviceArray through the Python API: calls on caller-owned device buffers (OpenCL on
+PoCL here; CUDA where a device is), against the float64 reference, and the errors around them.
+(Every harness case also runs on device buffers: test_kernels.py, families "<api>-buffers".)"""
 import numpy as np
 import pytest
 
@@ -50,5 +51,34 @@ def test_rope_on_device_arrays(device_buffers, rng):
     np.testing.assert_allclose(posattn.rope(array, positions, layout="gptj", device=device_buffers.api),
                                reference.rope(device_buffers.read(handle, x), positions, inv, af, "gptj", 16),
                                atol=4e-6, rtol=0)
-    with pytest.raises(posattn.Error, match="'rotary_dim' is 8 with device buffers"):
-        posattn.rope(array, positions, rotary_dim=8, out=array, device=device_buffers.api)
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_partial_rope_and_odd_sinusoid_on_device_arrays(device_buffers, rng, in_place):
+    """The channels a device handle cannot view alone (partial RoPE's pass-through, an odd
+    sinusoid's last channel) are written through host copies: every element checked, and the
+    bytes of a device out past its elements left as they were."""
+    x = rng.standard_normal((2, 3, 5, 12)).astype(np.float32)
+    positions = rng.integers(-100, 4096, size=(2, 5)).astype(np.int32)
+    x_handle = device_buffers.buffer(x)
+    padded = np.full(x.size + 5, np.nan, np.float32)  # 5 more floats than out holds
+    out_handle = x_handle if in_place else device_buffers.buffer(padded)
+    x_array = posattn.DeviceArray(x_handle, x.shape)
+    out_array = x_array if in_place else posattn.DeviceArray(out_handle, x.shape)
+    posattn.rope(x_array, positions, rotary_dim=8, layout="gptj", out=out_array, device=device_buffers.api)
+    inv, af = reference.rope_inv_freq(8)
+    np.testing.assert_allclose(device_buffers.read(out_handle, x), reference.rope(x, positions, inv, af, "gptj", 8),
+                               atol=4e-6, rtol=0)
+    if not in_place:
+        np.testing.assert_array_equal(device_buffers.read(x_handle, x), x)
+        assert np.isnan(device_buffers.read(out_handle, padded)[x.size:]).all()
+
+    x = rng.standard_normal((2, 7, 9)).astype(np.float32)
+    positions = rng.integers(-10**6, 10**6, size=(2, 7)).astype(np.int32)
+    x_handle = device_buffers.buffer(x)
+    out_handle = x_handle if in_place else device_buffers.buffer(np.full(x.shape, np.nan, np.float32))
+    x_array = posattn.DeviceArray(x_handle, x.shape)
+    out_array = x_array if in_place else posattn.DeviceArray(out_handle, x.shape)
+    posattn.sinusoidal_add(x_array, positions, out=out_array, device=device_buffers.api)
+    np.testing.assert_allclose(device_buffers.read(out_handle, x), x + reference.sinusoidal(positions, 9),
+                               atol=1e-6, rtol=2.0**-23)

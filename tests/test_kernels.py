@@ -1,6 +1,8 @@
 """Every kernel case on every backend present, against float64: the CPU family of this build
 (x86, or arm under qemu) and each GPU API's kernels (opencl on PoCL, vulkan on lavapipe, cuda
-where a device is present; otherwise its cases are skipped with the reason).
+where a device is present; otherwise its cases are skipped with the reason). On the APIs that
+take device buffers the caller owns (cuda, opencl), every case runs a second time with its
+float32 operands as such buffers: family "<api>-buffers".
 
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against
@@ -15,6 +17,7 @@ from conftest import BASELINES, NATIVE_BUILD, cuda_devices, manifest, manifest_f
 from harness import check
 
 GPU_APIS = ("cuda", "opencl", "vulkan")
+BUFFER_APIS = ("cuda", "opencl")
 
 
 # A GPU API with no device here: its cases are skipped, by name, with the reason. (OpenCL and
@@ -23,16 +26,23 @@ MISSING_DEVICES = {} if cuda_devices() else {"cuda": "no CUDA device on this mac
 
 CASES = all_cases()
 COMPILED = [(k["function"], k["family"], k["schedule"]) for k in posattn.kernels()]
+FAMILIES = [(function, family, schedule) for function, family, schedule in COMPILED if schedule == "hand"]
+FAMILIES += [(function, f"{family}-buffers", schedule) for function, family, schedule in FAMILIES if family in BUFFER_APIS]
 PARAMS = [pytest.param(case, family, schedule, id=f"{case.function}.{family}:{schedule}/{case.name}")
-          for case in CASES for function, family, schedule in COMPILED
-          if function == case.function and schedule == "hand"]
+          for case in CASES for function, family, schedule in FAMILIES if function == case.function]
 
 
 @pytest.mark.parametrize("case, family, schedule", PARAMS)
-def test_kernel_matches_float64_reference(case, family, schedule, rng):
-    if family in MISSING_DEVICES:
-        pytest.skip(MISSING_DEVICES[family])
-    device = family if family in GPU_APIS else "cpu"
+def test_kernel_matches_float64_reference(case, family, schedule, rng, monkeypatch, request):
+    api = family.removesuffix("-buffers")
+    if api in MISSING_DEVICES:
+        pytest.skip(MISSING_DEVICES[api])
+    if family != api:
+        from device_buffers import APIS, patch_device_buffers
+        memory = APIS[api]()
+        request.addfinalizer(memory.release)
+        patch_device_buffers(memory, monkeypatch)
+    device = api if api in GPU_APIS else "cpu"
     actual, expected, atol, rtol, before, after = case.run(rng, dict(schedule=schedule, device=device))
     check(actual, expected, atol, rtol)
     for b, a in zip(before, after):

@@ -49,8 +49,8 @@ std::string shape_string(const std::vector<py::ssize_t> &shape) {
 // The caller's `out` (checked against the inputs by the C++ API), or a new float32 array, 64-byte
 // aligned: the x86 kernels' non-temporal stores write a whole line at once there (at NumPy's 16
 // mod 64 they stream ~1.25x slower; cmake/nontemporal_outputs.py).
-py::array output(const std::string &api, std::optional<py::array> out, std::vector<py::ssize_t> shape) {
-    if (out) return *out;
+py::object output(const std::string &api, const py::object &out, std::vector<py::ssize_t> shape) {
+    if (!out.is_none()) return out;
     size_t bytes = sizeof(float);
     for (py::ssize_t e : shape) {
         if (e < 0) invalid(api, "the output shape " + shape_string(shape) + " has a negative extent");
@@ -76,10 +76,9 @@ posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &la
     return o;
 }
 
-std::vector<py::ssize_t> shape_of(const py::array &a) { return {a.shape(), a.shape() + a.ndim()}; }
-
 // A device buffer the caller owns (posattn.DeviceArray): its native handle (a CUdeviceptr or a
-// cl_mem as an int) and the layout of its elements; attention takes q, k, v and out so.
+// cl_mem as an int) and the layout of its elements. Every float32 operand of a kernel call may be
+// one; what the runtime reads itself (positions, token ids, key lengths, slopes) is host memory.
 struct DeviceArray {
     uint64_t handle;
     std::vector<int64_t> shape;
@@ -92,34 +91,42 @@ struct DeviceArray {
     }
 };
 
-// An argument that may be a device buffer (attention's q, k, v, out; rope's x, out): a
-// DeviceArray, or an array.
+// An argument that may be a device buffer: a DeviceArray, or an array.
 Tensor operand(const std::string &api, const py::object &a, const char *name, bool output = false) {
     if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor(api, name);
     return view(api, a.cast<py::array>(), name, output);
 }
 
+std::vector<py::ssize_t> shape_of(const py::object &a) {
+    if (py::isinstance<DeviceArray>(a)) {
+        const std::vector<int64_t> &shape = a.cast<const DeviceArray &>().shape;
+        return {shape.begin(), shape.end()};
+    }
+    py::array array = a.cast<py::array>();
+    return {array.shape(), array.shape() + array.ndim()};
+}
+
 // An encoding call, the table form (x absent: out is positions' shape + [d]) or the fused form
 // (out has x's shape). Runs run(x, positions, out) on tensor views without the GIL.
 template <typename Run>
-py::array encoding(const std::string &api, const std::optional<py::array> &x, const py::array &positions, int64_t d,
-                   std::optional<py::array> out, Run run) {
+py::object encoding(const std::string &api, const py::object &x, const py::array &positions, int64_t d,
+                    const py::object &out, Run run) {
     std::vector<py::ssize_t> shape;
-    if (x) {
-        shape = shape_of(*x);
+    if (!x.is_none()) {
+        shape = shape_of(x);
     } else {
         if (d < 0) invalid(api, "argument 'd' is " + std::to_string(d) + "; expected d >= 0");
         shape = shape_of(positions);
         shape.push_back(d);
         // The width d exists only here: the C++ API reads it from `out`.
-        if (out && shape_of(*out) != shape)
-            invalid(api, "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " +
+        if (!out.is_none() && shape_of(out) != shape)
+            invalid(api, "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected " +
                              shape_string(shape) + " (positions' shape + [d])");
     }
-    py::array result = output(api, out, shape);
+    py::object result = output(api, out, shape);
     std::optional<Tensor> xv;
-    if (x) xv = view(api, *x, "x");
-    Tensor p = view(api, positions, "positions"), o = view(api, result, "out", true);
+    if (!x.is_none()) xv = operand(api, x, "x");
+    Tensor p = view(api, positions, "positions"), o = operand(api, result, "out", true);
     py::gil_scoped_release release;
     run(xv ? &*xv : nullptr, p, o);
     return result;
@@ -292,9 +299,9 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("sinusoidal",
           [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
-             std::optional<py::array> out, std::string schedule, std::string device) {
+             py::object out, std::string schedule, std::string device) {
               auto options = sinusoidal_options(base, layout, convention);
-              return encoding("sinusoidal", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+              return encoding("sinusoidal", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::sinusoidal(p, o, options, {schedule, device});
               });
           },
@@ -303,8 +310,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sinusoidal_add",
-          [](py::array x, py::array positions, double base, std::string layout, std::string convention,
-             std::optional<py::array> out, std::string schedule, std::string device) {
+          [](py::object x, py::array positions, double base, std::string layout, std::string convention,
+             py::object out, std::string schedule, std::string device) {
               auto options = sinusoidal_options(base, layout, convention);
               return encoding("sinusoidal_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::sinusoidal_add(*xv, p, o, options, {schedule, device});
@@ -315,10 +322,10 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("learned",
-          [](py::array table, py::array positions, int64_t offset, std::optional<py::array> out, std::string schedule, std::string device) {
-              Tensor t = view("learned", table, "table");
-              int64_t d = table.ndim() == 2 ? table.shape(1) : 0;
-              return encoding("learned", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+          [](py::object table, py::array positions, int64_t offset, py::object out, std::string schedule, std::string device) {
+              Tensor t = operand("learned", table, "table");
+              int64_t d = t.shape.size() == 2 ? t.shape[1] : 0;
+              return encoding("learned", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::learned(t, p, o, offset, {schedule, device});
               });
           },
@@ -326,9 +333,9 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("learned_add",
-          [](py::array x, py::array table, py::array positions, int64_t offset, std::optional<py::array> out,
+          [](py::object x, py::object table, py::array positions, int64_t offset, py::object out,
              std::string schedule, std::string device) {
-              Tensor t = view("learned_add", table, "table");
+              Tensor t = operand("learned_add", table, "table");
               return encoding("learned_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::learned_add(*xv, t, p, o, offset, {schedule, device});
               });
@@ -337,15 +344,15 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("integer",
-          [](py::array positions, int64_t d, std::optional<py::array> out, std::string schedule, std::string device) {
-              return encoding("integer", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+          [](py::array positions, int64_t d, py::object out, std::string schedule, std::string device) {
+              return encoding("integer", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::integer(p, o, {schedule, device});
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("integer_add",
-          [](py::array x, py::array positions, std::optional<py::array> out, std::string schedule, std::string device) {
+          [](py::object x, py::array positions, py::object out, std::string schedule, std::string device) {
               return encoding("integer_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::integer_add(*xv, p, o, {schedule, device});
               });
@@ -354,9 +361,9 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("normalized",
           [](py::array positions, int64_t d, std::optional<int64_t> length, std::string mode,
-             std::optional<py::array> out, std::string schedule, std::string device) {
+             py::object out, std::string schedule, std::string device) {
               auto options = normalized_options("normalized", length, mode);
-              return encoding("normalized", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+              return encoding("normalized", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::normalized(p, o, options, {schedule, device});
               });
           },
@@ -364,8 +371,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("normalized_add",
-          [](py::array x, py::array positions, std::optional<int64_t> length, std::string mode,
-             std::optional<py::array> out, std::string schedule, std::string device) {
+          [](py::object x, py::array positions, std::optional<int64_t> length, std::string mode,
+             py::object out, std::string schedule, std::string device) {
               auto options = normalized_options("normalized_add", length, mode);
               return encoding("normalized_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::normalized_add(*xv, p, o, options, {schedule, device});
@@ -375,9 +382,9 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("binary",
-          [](py::array positions, int64_t d, bool signed_values, bool msb_first, std::optional<py::array> out,
+          [](py::array positions, int64_t d, bool signed_values, bool msb_first, py::object out,
              std::string schedule, std::string device) {
-              return encoding("binary", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+              return encoding("binary", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::binary(p, o, {signed_values, msb_first}, {schedule, device});
               });
           },
@@ -385,7 +392,7 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("binary_add",
-          [](py::array x, py::array positions, bool signed_values, bool msb_first, std::optional<py::array> out,
+          [](py::object x, py::array positions, bool signed_values, bool msb_first, py::object out,
              std::string schedule, std::string device) {
               return encoding("binary_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::binary_add(*xv, p, o, {signed_values, msb_first}, {schedule, device});
@@ -395,8 +402,8 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sin_only",
-          [](py::array positions, int64_t d, double base, std::optional<py::array> out, std::string schedule, std::string device) {
-              return encoding("sin_only", {}, positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
+          [](py::array positions, int64_t d, double base, py::object out, std::string schedule, std::string device) {
+              return encoding("sin_only", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::sin_only(p, o, base, {schedule, device});
               });
           },
@@ -404,7 +411,7 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sin_only_add",
-          [](py::array x, py::array positions, double base, std::optional<py::array> out, std::string schedule, std::string device) {
+          [](py::object x, py::array positions, double base, py::object out, std::string schedule, std::string device) {
               return encoding("sin_only_add", x, positions, 0, out, [&](const Tensor *xv, const Tensor &p, const Tensor &o) {
                   posattn::sin_only_add(*xv, p, o, base, {schedule, device});
               });
@@ -431,7 +438,7 @@ PYBIND11_MODULE(_posattn, m) {
               options.seq_len = seq_len;
               if (positions) options.positions = view("rope", *positions, "positions");
               Tensor xv = operand("rope", x, "x");
-              py::object result = out.is_none() ? output("rope", std::nullopt, {xv.shape.begin(), xv.shape.end()}) : out;
+              py::object result = output("rope", out, {xv.shape.begin(), xv.shape.end()});
               Tensor o = operand("rope", result, "out", true);
               py::gil_scoped_release release;
               posattn::rope(xv, o, options, {schedule, device});
@@ -442,18 +449,18 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("complex_order",
-          [](py::array token_ids, py::array positions, py::array amplitude, py::array frequency,
-             std::optional<py::array> phase, std::optional<py::array> real, std::optional<py::array> imag,
+          [](py::array token_ids, py::array positions, py::object amplitude, py::object frequency,
+             py::object phase, py::object real, py::object imag,
              std::string schedule, std::string device) {
               const char *api = "complex_order";
               std::vector<py::ssize_t> shape = shape_of(token_ids);
-              shape.push_back(amplitude.ndim() == 2 ? amplitude.shape(1) : 0);
-              py::array re = output(api, real, shape), im = output(api, imag, shape);
+              Tensor amp = operand(api, amplitude, "amplitude"), freq = operand(api, frequency, "frequency");
+              shape.push_back(amp.shape.size() == 2 ? amp.shape[1] : 0);
+              py::object re = output(api, real, shape), im = output(api, imag, shape);
               std::optional<Tensor> ph;
-              if (phase) ph = view(api, *phase, "phase");
+              if (!phase.is_none()) ph = operand(api, phase, "phase");
               Tensor ids = view(api, token_ids, "token_ids"), p = view(api, positions, "positions"),
-                     amp = view(api, amplitude, "amplitude"), freq = view(api, frequency, "frequency"),
-                     rv = view(api, re, "real", true), iv = view(api, im, "imag", true);
+                     rv = operand(api, re, "real", true), iv = operand(api, im, "imag", true);
               py::gil_scoped_release release;
               posattn::complex_order(ids, p, amp, freq, ph, rv, iv, {schedule, device});
               py::gil_scoped_acquire acquire;
@@ -468,14 +475,14 @@ PYBIND11_MODULE(_posattn, m) {
         if (kind == "classification") k = posattn::ComplexOrderInit::classification;
         else if (kind != "translation")
             invalid("complex_order_frequency_init", "argument 'kind' is '" + kind + "'; expected 'translation' or 'classification'");
-        py::array result = output("complex_order_frequency_init", std::nullopt, {vocab, d});
+        py::array result = output("complex_order_frequency_init", py::none(), {vocab, d}).cast<py::array>();
         posattn::complex_order_frequency_init(view("complex_order_frequency_init", result, "out", true), k);
         return result;
     }, py::arg("vocab"), py::arg("d"), py::arg("kind") = "translation");
 
     m.def("floater",
-          [](int64_t num_positions, py::array p0, py::array W1, py::array b1, py::array W2, py::array b2, double dt,
-             int64_t substeps, std::string method, std::optional<py::array> out, std::string schedule, std::string device) {
+          [](int64_t num_positions, py::object p0, py::object W1, py::object b1, py::object W2, py::object b2, double dt,
+             int64_t substeps, std::string method, py::object out, std::string schedule, std::string device) {
               static const std::map<std::string, posattn::FloaterMethod> methods{
                   {"rk4_38", posattn::FloaterMethod::rk4_38}, {"rk4", posattn::FloaterMethod::rk4},
                   {"midpoint", posattn::FloaterMethod::midpoint}, {"euler", posattn::FloaterMethod::euler}};
@@ -485,11 +492,11 @@ PYBIND11_MODULE(_posattn, m) {
               if (num_positions < 0) invalid("floater", "argument 'num_positions' is " + std::to_string(num_positions) + "; expected >= 0");
               std::vector<py::ssize_t> shape = shape_of(p0);
               shape.insert(shape.end() - (shape.empty() ? 0 : 1), num_positions);
-              if (out && shape_of(*out) != shape)
-                  invalid("floater", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected " + shape_string(shape));
-              py::array result = output("floater", out, shape);
-              Tensor p = view("floater", p0, "p0"), w1 = view("floater", W1, "W1"), v1 = view("floater", b1, "b1"),
-                     w2 = view("floater", W2, "W2"), v2 = view("floater", b2, "b2"), o = view("floater", result, "out", true);
+              if (!out.is_none() && shape_of(out) != shape)
+                  invalid("floater", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected " + shape_string(shape));
+              py::object result = output("floater", out, shape);
+              Tensor p = operand("floater", p0, "p0"), w1 = operand("floater", W1, "W1"), v1 = operand("floater", b1, "b1"),
+                     w2 = operand("floater", W2, "W2"), v2 = operand("floater", b2, "b2"), o = operand("floater", result, "out", true);
               py::gil_scoped_release release;
               posattn::floater(p, w1, v1, w2, v2, o, {dt, substeps, it->second}, {schedule, device});
               return result;
@@ -504,14 +511,15 @@ PYBIND11_MODULE(_posattn, m) {
     }, py::arg("heads"));
 
     m.def("alibi_bias",
-          [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, std::optional<py::array> out,
+          [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, py::object out,
              std::string schedule, std::string device) {
               posattn::AlibiForm alibi = alibi_form("alibi_bias", "form", form);
               if (Lq < 0 || Lk < 0) invalid("alibi_bias", "arguments 'Lq' and 'Lk' must be >= 0");
-              py::array result = output("alibi_bias", out, {slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk});
-              if (out && shape_of(*out) != std::vector<py::ssize_t>{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk})
-                  invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(*out)) + "; expected [H, Lq, Lk]");
-              Tensor s = view("alibi_bias", slopes, "slopes"), o = view("alibi_bias", result, "out", true);
+              std::vector<py::ssize_t> shape{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk};
+              if (!out.is_none() && shape_of(out) != shape)
+                  invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected [H, Lq, Lk]");
+              py::object result = output("alibi_bias", out, shape);
+              Tensor s = view("alibi_bias", slopes, "slopes"), o = operand("alibi_bias", result, "out", true);
               py::gil_scoped_release release;
               posattn::alibi_bias(s, o, alibi, {schedule, device});
               return result;
@@ -521,8 +529,9 @@ PYBIND11_MODULE(_posattn, m) {
 
     py::class_<DeviceArray>(m, "DeviceArray",
                             "A device buffer the caller owns: handle (a CUdeviceptr or a cl_mem, as an int), shape, "
-                            "dtype 'float32', strides in elements (None: row-major). attention() (q, k, v, out) and "
-                            "rope() (x, out) take it on device='cuda' or 'opencl' and use it in place.")
+                            "dtype 'float32', strides in elements (None: row-major). Every float32 operand of a kernel "
+                            "call takes it on device='cuda' or 'opencl', used in place; positions, token ids, key "
+                            "lengths and slopes stay host arrays.")
         .def(py::init([](uint64_t handle, std::vector<int64_t> shape, std::string dtype, std::optional<std::vector<int64_t>> strides) {
                  return DeviceArray{handle, std::move(shape), std::move(dtype), strides.value_or(std::vector<int64_t>{})};
              }),
@@ -533,7 +542,7 @@ PYBIND11_MODULE(_posattn, m) {
         .def("__array__", [](const DeviceArray &, py::args, py::kwargs) -> py::object {
             throw posattn::Error(posattn::Error::Kind::invalid_argument,
                                  "posattn: a DeviceArray is device memory, not an array of the host; "
-                                 "attention's q, k, v, out and rope's x, out take one, on device='cuda' or 'opencl'");
+                                 "the float32 operands of kernel calls take one, on device='cuda' or 'opencl'");
         })
         .def("__repr__", [](const DeviceArray &a) {
             return "DeviceArray(handle=" + std::to_string(a.handle) + ", shape=" + posattn::shape_string(a.shape) + ")";
@@ -555,12 +564,9 @@ PYBIND11_MODULE(_posattn, m) {
              py::object out, std::string schedule, std::string device) {
               Tensor qv = operand("attention", q, "q"), kv = operand("attention", k, "k"), vv = operand("attention", v, "v");
               // A new output (host memory) takes q's shape with v's channels.
-              py::object result = out;
-              if (out.is_none()) {
-                  std::vector<py::ssize_t> shape(qv.shape.begin(), qv.shape.end());
-                  if (shape.size() == 4 && vv.shape.size() == 4) shape[3] = vv.shape[3];
-                  result = output("attention", std::nullopt, shape);
-              }
+              std::vector<py::ssize_t> shape(qv.shape.begin(), qv.shape.end());
+              if (shape.size() == 4 && vv.shape.size() == 4) shape[3] = vv.shape[3];
+              py::object result = output("attention", out, shape);
               Tensor o = operand("attention", result, "out", true);
               posattn::AttentionOptions options;
               options.scale = scale;
@@ -591,12 +597,12 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("device") = "cpu");
 
     m.def("linear",
-          [](py::array x, py::array weight, std::optional<py::array> bias, std::optional<py::array> out, std::string schedule, std::string device) {
-              std::vector<py::ssize_t> shape{x.ndim() == 2 ? x.shape(0) : 0, weight.ndim() == 2 ? weight.shape(0) : 0};
-              py::array result = output("linear", out, shape);
-              Tensor xv = view("linear", x, "x"), wv = view("linear", weight, "weight"), o = view("linear", result, "out", true);
+          [](py::object x, py::object weight, py::object bias, py::object out, std::string schedule, std::string device) {
+              Tensor xv = operand("linear", x, "x"), wv = operand("linear", weight, "weight");
+              py::object result = output("linear", out, {xv.shape.size() == 2 ? xv.shape[0] : 0, wv.shape.size() == 2 ? wv.shape[0] : 0});
+              Tensor o = operand("linear", result, "out", true);
               std::optional<Tensor> bv;
-              if (bias) bv = view("linear", *bias, "bias");
+              if (!bias.is_none()) bv = operand("linear", bias, "bias");
               py::gil_scoped_release release;
               posattn::linear(xv, wv, bv, o, {schedule, device});
               return result;

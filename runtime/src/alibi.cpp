@@ -30,7 +30,7 @@ std::vector<double> alibi_slopes(int64_t heads) {
 void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form, const CallOptions &call) {
     Checker check("alibi_bias");
     check.tensor(slopes, "slopes", slopes.dtype == DType::float32 ? DType::float32 : DType::float64, {1});
-    check.tensor(out, "out", DType::float32, {3});
+    check.host_or_device(out, "out", DType::float32, {3}, call);
     check.dim(out, "out", 0, slopes.shape[0], "H, the number of slopes");
     check.output(out, "out");
     check.disjoint(out, "out", slopes, "slopes");

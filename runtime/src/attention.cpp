@@ -400,13 +400,10 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (out.numel() == 0) return;
 
     if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
-        if (out.memory == Memory::device) {  // its elements from zeros laid out alike (the bytes between them stay)
-            std::vector<uint8_t> zeros(size_t(detail::span_bytes(out)));
-            return detail::host_to_device(zeros.data(), out, call);
-        }
-        float *data = static_cast<float *>(out.data);
+        detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
+        float *data = static_cast<float *>(zeros.tensor().data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
-        return;
+        return zeros.commit();
     }
     // Decoding one query with GQA: the q heads of a group see the same keys from the same
     // position, so they run as the rows of one KV head's query tile, [B, Hq, 1, ·] viewed as

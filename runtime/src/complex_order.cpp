@@ -31,16 +31,16 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
     check.tensor(token_ids, "token_ids", DType::int32, {1, 2});
     check.tensor(positions, "positions", DType::int32, {token_ids.shape.size()});
     check.leading_dims(positions, "positions", token_ids, "token_ids");
-    check.tensor(amplitude, "amplitude", DType::float32, {2});
+    check.host_or_device(amplitude, "amplitude", DType::float32, {2}, call);
     int64_t V = amplitude.shape[0], d = amplitude.shape[1];
     std::vector<std::pair<const Tensor *, const char *>> tables{{&frequency, "frequency"}};
     if (phase) tables.emplace_back(&*phase, "phase");
     for (auto [table, name] : tables) {
-        check.tensor(*table, name, DType::float32, {2});
+        check.host_or_device(*table, name, DType::float32, {2}, call);
         check.leading_dims(*table, name, amplitude, "amplitude");
     }
     for (auto [out, name] : {std::pair{&real, "real"}, {&imag, "imag"}}) {
-        check.tensor(*out, name, DType::float32, {token_ids.shape.size() + 1});
+        check.host_or_device(*out, name, DType::float32, {token_ids.shape.size() + 1}, call);
         check.leading_dims(*out, name, token_ids, "token_ids");
         check.dim(*out, name, token_ids.shape.size(), d, "d, amplitude's dimension 1");
         check.output(*out, name);

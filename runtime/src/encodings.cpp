@@ -24,19 +24,20 @@ namespace {
 // The view of t's last channel (innermost axis) alone.
 Tensor last_channel(const Tensor &t) { return detail::channels(t, t.shape.back() - 1, t.shape.back()); }
 
-// Shapes shared by the encodings: positions [B, S] or [S]/[N]; out [..., D].
-void check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out) {
+// Shapes shared by the encodings: positions [B, S] or [S]/[N] (host memory: the runtime reads
+// them); x [B, S, D] and out [..., D], host memory or device buffers of a cuda/opencl call.
+void check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
     check.tensor(positions, "positions", DType::int32, {1, 2});
     if (x) {
-        check.tensor(*x, "x", DType::float32, {3});
-        check.tensor(out, "out", DType::float32, {3});
+        check.host_or_device(*x, "x", DType::float32, {3}, call);
+        check.host_or_device(out, "out", DType::float32, {3}, call);
         check.leading_dims(out, "out", *x, "x");
         check.same_or_disjoint(out, "out", *x, "x");
         size_t r = positions.shape.size();
         check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
         if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
     } else {
-        check.tensor(out, "out", DType::float32, {positions.shape.size() + 1});
+        check.host_or_device(out, "out", DType::float32, {positions.shape.size() + 1}, call);
         check.leading_dims(out, "out", positions, "positions");
     }
     check.output(out, "out");
@@ -113,6 +114,10 @@ int64_t table_bytes(bool sorted) {
     return sorted ? int64_t(2) << 20 : half_l2;
 }
 
+// Whether a trig kernel computes its rows sorted by position: the table forms (no x) on CPUs.
+// GPU kernels take the rows in their own order (generators/trig.h OrderedRows).
+bool sorted_rows(const Tensor *x, const CallOptions &call) { return !x && call.device == "cpu"; }
+
 class PositionTables {
 public:
     PositionTables(const Tensor &positions, int64_t batch, int64_t table_row_bytes, bool by_position) {
@@ -177,7 +182,7 @@ private:
 void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
                     const SinusoidalOptions &o, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out);
+    check_encoding(check, x, positions, out, call);
     check.finite(o.base, "base");
     if (o.base <= 0) check.fail("argument 'base' is " + std::to_string(o.base) + "; expected base > 0");
     if (out.numel() == 0) return;
@@ -195,7 +200,7 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
         KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
         kernel.arg("turns", turns_view).arg("out", out_view);
-        PositionTables tables(positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per pair
+        PositionTables tables(positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per pair
         tables.bind(kernel);
         std::optional<HalideView> x_view;
         if (x) kernel.arg("x", x_view.emplace(detail::channels(*x, 0, 2 * pairs), false, o.layout));
@@ -203,19 +208,26 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         out_view.finish();
     }
     if (D % 2) {  // the last channel of an odd d is zero (SPEC §1): out = x there, or 0
-        Tensor last = last_channel(out3);
-        if (x) return detail::copy_strided(last_channel(*x), last);
-        detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
-            static_cast<float *>(last.data)[o[0]] = 0.0f;
-        });
+        // (A device handle cannot express a view of one channel: a device out is written back whole
+        // from a host image, its other channels as the kernel left them.)
+        detail::HostImage out_image(out3, call, out.memory == Memory::device);
+        Tensor last = last_channel(out_image.tensor());
+        if (x) {
+            detail::copy_strided(last_channel(detail::HostImage(*x, call, true).tensor()), last);
+        } else {
+            detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
+                static_cast<float *>(last.data)[o[0]] = 0.0f;
+            });
+        }
+        out_image.commit();
     }
 }
 
 void run_learned(const char *api, const Tensor *x, const Tensor &table, const Tensor &positions, const Tensor &out,
                  int64_t offset, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out);
-    check.tensor(table, "table", DType::float32, {2});
+    check_encoding(check, x, positions, out, call);
+    check.host_or_device(table, "table", DType::float32, {2}, call);
     check.dim(out, "out", out.shape.size() - 1, table.shape[1], "D, table's dimension 1");
     check.disjoint(out, "out", table, "table");
     int64_t V = table.shape[0];
@@ -246,14 +258,14 @@ void run_simple(const char *kind, const Tensor *x, const Tensor *positions, cons
 }
 
 void run_integer(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
-    check_encoding(Checker(api), x, positions, out);
+    check_encoding(Checker(api), x, positions, out, call);
     run_simple("integer", x, &positions, out, call, [](KernelCall &) {});
 }
 
 void run_normalized(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
                     const NormalizedOptions &o, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out);
+    check_encoding(check, x, positions, out, call);
     if (o.length < 0) check.fail("argument 'length' is " + std::to_string(o.length) + "; expected length >= 1, or 0 for max(positions) + 1 per sequence");
     // L per sequence: the given length, or the sequence's largest position + 1.
     int64_t batch = with_leading_batch(out).shape[0];
@@ -278,7 +290,7 @@ void run_normalized(const char *api, const Tensor *x, const Tensor &positions, c
 void run_binary(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const BinaryOptions &o,
                 const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out);
+    check_encoding(check, x, positions, out, call);
     int64_t d = out.shape.back();
     // p must fit in d bits (SPEC §3); positions are int32, so d >= 31 only excludes negatives.
     int64_t limit = d >= 31 ? int64_t(1) << 31 : int64_t(1) << d;
@@ -295,7 +307,7 @@ void run_binary(const char *api, const Tensor *x, const Tensor &positions, const
 void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, double base,
                   const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out);
+    check_encoding(check, x, positions, out, call);
     check.finite(base, "base");
     if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
     int64_t d = out.shape.back();
@@ -303,7 +315,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
         kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
-    PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), !x);  // (sin, cos) per channel
+    PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per channel
     run_simple("sin_only", x, nullptr, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
         tables.bind(k);

@@ -37,21 +37,21 @@ const char *step_kernel(FloaterMethod method) {
 void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor &W2, const Tensor &b2, const Tensor &out,
              const FloaterOptions &o, const CallOptions &call) {
     Checker check("floater");
-    check.tensor(p0, "p0", DType::float32, {1, 2});
+    check.host_or_device(p0, "p0", DType::float32, {1, 2}, call);
     bool batched = p0.shape.size() == 2;
     int64_t batch = batched ? p0.shape[0] : 1, d = p0.shape.back();
-    check.tensor(W1, "W1", DType::float32, {2});
+    check.host_or_device(W1, "W1", DType::float32, {2}, call);
     int64_t hidden = W1.shape[0];
     if (hidden < 1) check.fail("argument 'W1' has shape " + shape_string(W1.shape) + "; expected at least one hidden unit");
     check.dim(W1, "W1", 1, d + 1, "d + 1: the state and the time");
-    check.tensor(b1, "b1", DType::float32, {1});
+    check.host_or_device(b1, "b1", DType::float32, {1}, call);
     check.dim(b1, "b1", 0, hidden, "hidden, W1's dimension 0");
-    check.tensor(W2, "W2", DType::float32, {2});
+    check.host_or_device(W2, "W2", DType::float32, {2}, call);
     check.dim(W2, "W2", 0, d, "d, p0's last dimension");
     check.dim(W2, "W2", 1, hidden + 1, "hidden + 1: the hidden units and the time");
-    check.tensor(b2, "b2", DType::float32, {1});
+    check.host_or_device(b2, "b2", DType::float32, {1}, call);
     check.dim(b2, "b2", 0, d, "d, p0's last dimension");
-    check.tensor(out, "out", DType::float32, {p0.shape.size() + 1});
+    check.host_or_device(out, "out", DType::float32, {p0.shape.size() + 1}, call);
     if (batched) check.dim(out, "out", 0, batch, "the batch of initial values, p0's dimension 0");
     check.dim(out, "out", out.shape.size() - 1, d, "d, p0's last dimension");
     check.output(out, "out");
@@ -59,23 +59,26 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
     if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
     for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}}) {
-        check.finite_values(*t, name);
+        check.finite_values(*t, name, call);
         check.disjoint(out, "out", *t, name);
     }
     KernelCall schedule_exists(step_kernel(o.method), call);  // else this fails here, before any write
     int64_t positions = out.shape[out.shape.size() - 2];
     if (out.numel() == 0) return;
 
+    // The runtime reads p0, W1 and W2 and writes out (device buffers through host images).
+    detail::HostImage p0_image(p0, call, true), w1_image(W1, call, true), w2_image(W2, call, true), out_image(out, call, false);
     // out as [batch, N, d]; the state as a contiguous [batch, d] pair of buffers.
-    Tensor out3 = out;
+    Tensor out3 = out_image.tensor();
     if (!batched) {
         out3.shape.insert(out3.shape.begin(), 1);
         out3.strides = {0, out.stride(0), out.stride(1)};
     }
     std::vector<float> state(size_t(batch * d)), next(state.size());
+    const float *initial = static_cast<const float *>(p0_image.tensor().data);
     for (int64_t n = 0; n < batch; n++)
         for (int64_t c = 0; c < d; c++)
-            state[size_t(n * d + c)] = static_cast<const float *>(p0.data)[(batched ? n * p0.stride(0) : 0) + c * p0.stride(p0.shape.size() - 1)];
+            state[size_t(n * d + c)] = initial[(batched ? n * p0.stride(0) : 0) + c * p0.stride(p0.shape.size() - 1)];
     auto emit = [&](int64_t position) {
         float *data = static_cast<float *>(out3.data);
         for (int64_t n = 0; n < batch; n++)
@@ -83,7 +86,7 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
                 data[n * out3.stride(0) + position * out3.stride(1) + c * out3.stride(2)] = state[size_t(n * d + c)];
     };
     emit(0);
-    std::vector<float> w1t = transposed(W1), w2t = transposed(W2);
+    std::vector<float> w1t = transposed(w1_image.tensor()), w2t = transposed(w2_image.tensor());
     HalideView w1_view(Tensor{w1t.data(), DType::float32, {d + 1, hidden}, {}}, false);
     HalideView w2_view(Tensor{w2t.data(), DType::float32, {hidden + 1, d}, {}}, false);
     HalideView b1_view(b1, false), b2_view(b2, false);
@@ -100,6 +103,7 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
         }
         emit(position);
     }
+    out_image.commit();
 }
 
 }  // namespace posattn

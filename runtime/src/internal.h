@@ -91,6 +91,21 @@ int64_t span_bytes(const Tensor &t);
 void device_to_host(const Tensor &t, const CallOptions &call, void *host);
 void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 
+// Tensor t as host memory, for the runtime's own reads and writes around a kernel: t itself, or
+// for a device buffer a host copy laid out alike (zeros, or its elements where `read`), whose
+// elements commit() writes back.
+class HostImage {
+public:
+    HostImage(const Tensor &t, const CallOptions &call, bool read);
+    const Tensor &tensor() const { return host_; }
+    void commit() const;
+
+private:
+    Tensor device_, host_;
+    CallOptions call_;
+    std::vector<uint8_t> bytes_;
+};
+
 // Frequencies ω (radians per position, float64 as the reference rounds them) as the trig kernels
 // take them (generators/trig.h fixed_point_turn): ω/2π mod 1 as a 0.64 fixed-point fraction Q,
 // in two rows of int32 words, [2, n]: hi + [lo ≥ 2^31], then lo read as signed. Kept per thread

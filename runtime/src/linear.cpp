@@ -10,9 +10,9 @@ using detail::KernelCall;
 void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const Tensor &out,
             const CallOptions &call) {
     Checker check("linear");
-    check.tensor(x, "x", DType::float32, {2});
-    check.tensor(weight, "weight", DType::float32, {2});
-    check.tensor(out, "out", DType::float32, {2});
+    check.host_or_device(x, "x", DType::float32, {2}, call);
+    check.host_or_device(weight, "weight", DType::float32, {2}, call);
+    check.host_or_device(out, "out", DType::float32, {2}, call);
     int64_t N = x.shape[0], E = x.shape[1], O = weight.shape[0];
     check.dim(weight, "weight", 1, E, "E, x's dimension 1");
     check.dim(out, "out", 0, N, "N, x's dimension 0");
@@ -20,7 +20,7 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
     std::vector<float> zeros;
     Tensor b = bias ? *bias : Tensor{nullptr, DType::float32, {O}, {}};
     if (bias) {
-        check.tensor(*bias, "bias", DType::float32, {1});
+        check.host_or_device(*bias, "bias", DType::float32, {1}, call);
         check.dim(*bias, "bias", 0, O, "O, weight's dimension 0");
     } else {
         zeros.assign(size_t(O), 0.0f);
@@ -29,15 +29,16 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
     check.output(out, "out");
     for (auto [input, name] : {std::pair{&x, "x"}, {&weight, "weight"}, {&b, "bias"}}) {
         check.disjoint(out, "out", *input, name);
-        check.finite_values(*input, name);
+        check.finite_values(*input, name, call);
     }
     if (out.numel() == 0) return;
     if (E == 0) {  // an empty sum: the bias alone
-        float *data = static_cast<float *>(out.data);
-        const float *values = static_cast<const float *>(b.data);
+        detail::HostImage bias_image(b, call, true), out_image(out, call, false);
+        float *data = static_cast<float *>(out_image.tensor().data);
+        const float *values = static_cast<const float *>(bias_image.tensor().data);
         for (int64_t n = 0; n < N; n++)
             for (int64_t o = 0; o < O; o++) data[n * out.stride(0) + o * out.stride(1)] = values[o * b.stride(0)];
-        return;
+        return out_image.commit();
     }
     HalideView x_view(x, false), w_view(weight, false), b_view(b, false), out_view(out, true);
     KernelCall kernel("posattn_linear_f32", call);

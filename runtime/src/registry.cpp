@@ -218,9 +218,16 @@ DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
 }
 
 int DeviceStaging::to_device(void *user_context, const halide_device_interface_t *device) {
-    if (!output_) std::memcpy(host_.data(), argument_->begin(), bytes_);
-    flat_.set_host_dirty(true);
-    int status = halide_copy_to_device(user_context, &flat_, device);
+    // An output is only allocated: every kernel writes each element of its outputs, and only
+    // those are copied back (the GPU encodings' outputs are their whole traffic).
+    int status = 0;
+    if (output_) {
+        status = halide_device_malloc(user_context, &flat_, device);
+    } else {
+        std::memcpy(host_.data(), argument_->begin(), bytes_);
+        flat_.set_host_dirty(true);
+        status = halide_copy_to_device(user_context, &flat_, device);
+    }
     if (status != 0) return status;
     argument_->device = flat_.device;
     argument_->device_interface = flat_.device_interface;

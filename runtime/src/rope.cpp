@@ -137,13 +137,9 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     check.host_or_device(out, "out", DType::float32, {4}, call);
     check.leading_dims(out, "out", x, "x");
     check.output(out, "out");
-    check.same_or_disjoint(out, "out", x, "x");
+    const bool in_place = check.same_or_disjoint(out, "out", x, "x");
     int64_t B = x.shape[0], L = x.shape[2], D = x.shape[3], r = o.rotary_dim ? o.rotary_dim : D;
     if (r > D) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected rotary_dim <= D = " + std::to_string(D));
-    // The pass-through channels start r channels into a row: a view a device handle cannot express.
-    if (r < D && (x.memory == Memory::device || out.memory == Memory::device))
-        check.fail("argument 'rotary_dim' is " + std::to_string(r) + " with device buffers; expected rotary_dim = D = " +
-                   std::to_string(D) + " (pass-through channels need host memory)");
 
     // Positions as the kernel takes them, [B, L]: the caller's (a 1-D [L] shared by every batch) or 0 … L−1.
     std::vector<int32_t> default_positions;
@@ -164,17 +160,25 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     HalideView pos_view(positions, false);
     std::vector<int32_t> turns = detail::fixed_point_turns(f.inv_freq);
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, r / 2}, {}}, false);
-    KernelCall kernel(r < D ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
+    // Channels r … D−1 are copied through by the kernel (in place, onto themselves: a copy of equal
+    // values); with device buffers, which cannot express a view r channels into each row, by the
+    // runtime through host images after the kernel rotated channels 0 … r−1 (nothing in place).
+    const bool on_device = x.memory == Memory::device || out.memory == Memory::device, pass_in_kernel = r < D && !on_device;
+    KernelCall kernel(pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
     kernel.arg("x", x_view).arg("positions", pos_view).arg("turns", turns_view)
         .arg("attention_factor", f.attention_factor).arg("out", out_view);
-    // Channels r … D−1 are copied through (in place, onto themselves: a copy of equal values).
     std::optional<HalideView> x_pass, out_pass;
-    if (r < D)
+    if (pass_in_kernel)
         kernel.arg("x_pass", x_pass.emplace(detail::channels(x, r, D), false))
             .arg("out_pass", out_pass.emplace(detail::channels(out, r, D), true));
     kernel.run();
     out_view.finish();
     if (out_pass) out_pass->finish();
+    if (r < D && on_device && !in_place) {
+        detail::HostImage from(x, call, true), to(out, call, true);
+        detail::copy_strided(detail::channels(from.tensor(), r, D), detail::channels(to.tensor(), r, D));
+        to.commit();
+    }
 }
 
 }  // namespace posattn

@@ -52,7 +52,7 @@ void Checker::fail(const std::string &message) const {
 void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
     std::string arg = std::string("argument '") + name + "'";
     if (t.memory != Memory::host)
-        fail(arg + " is device memory; expected host memory (device buffers are taken by attention's q, k, v and out and rope's x and out)");
+        fail(arg + " is device memory; expected host memory (the runtime reads this argument itself)");
     shape(t, arg, dtype, ranks);
 }
 
@@ -236,13 +236,7 @@ struct FiniteScan {
 void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call) const {
     const int64_t numel = t.numel();
     if (numel == 0) return;
-    if (t.memory == Memory::device) {  // scanned in a host copy of its bytes
-        std::vector<uint8_t> bytes(size_t(span_bytes(t)));
-        device_to_host(t, call, bytes.data());
-        Tensor copy = t;
-        copy.data = bytes.data(), copy.memory = Memory::host;
-        return finite_values(copy, name);
-    }
+    if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name);
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
     Tensor merged{t.data, t.dtype, {}, {}};
@@ -291,6 +285,17 @@ int64_t span_bytes(const Tensor &t) {
     int64_t last = 0;
     for (size_t d = 0; d < t.shape.size(); d++) last += (t.shape[d] - 1) * t.stride(d);
     return (last + 1) * int64_t(dtype_size(t.dtype));
+}
+
+HostImage::HostImage(const Tensor &t, const CallOptions &call, bool read) : device_(t), host_(t), call_(call) {
+    if (t.memory != Memory::device) return;
+    bytes_.resize(size_t(span_bytes(t)));
+    host_.data = bytes_.data(), host_.memory = Memory::host;
+    if (read) device_to_host(t, call, bytes_.data());
+}
+
+void HostImage::commit() const {
+    if (device_.memory == Memory::device) host_to_device(bytes_.data(), device_, call_);
 }
 
 void copy_strided(const Tensor &from, const Tensor &to) {

@@ -5,8 +5,9 @@ Integer position / length arrays of any integer dtype are accepted when every va
 Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected.
 Every kernel call takes ``schedule=`` ("hand", or an autoscheduler baseline: see ``kernels()``) and
 ``device=`` ("cpu", "cuda", "opencl" or "vulkan"): arrays are host memory, which the runtime copies
-to the device and the results back; attention and rope also take ``DeviceArray`` buffers the
-caller made in ``device_context(device)`` ("cuda", "opencl"), used in place.
+to the device and the results back. On "cuda" and "opencl" every float32 operand may instead be a
+``DeviceArray`` buffer the caller made in ``device_context(device)``, used in place (positions,
+token ids, key lengths and slopes, which the runtime reads itself, stay host arrays).
 """
 import numpy as np
 
@@ -48,19 +49,19 @@ def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="
 def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                    schedule="hand", device="cpu"):
     """x + PE(positions): x [B, S, D]; positions [B, S] or [S] (shared by every batch)."""
-    return _posattn.sinusoidal_add(_array(x), _int32(positions, "sinusoidal_add", "positions"), base=base,
+    return _posattn.sinusoidal_add(_operand(x), _int32(positions, "sinusoidal_add", "positions"), base=base,
                                    layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
 def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """table[positions + offset] (SPEC §2); an index outside the table is an error."""
-    return _posattn.learned(_array(table), _int32(positions, "learned", "positions"), offset=offset, out=out,
+    return _posattn.learned(_operand(table), _int32(positions, "learned", "positions"), offset=offset, out=out,
                             schedule=schedule, device=device)
 
 
 def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.learned_add(_array(x), _array(table), _int32(positions, "learned_add", "positions"),
+    return _posattn.learned_add(_operand(x), _operand(table), _int32(positions, "learned_add", "positions"),
                                 offset=offset, out=out, schedule=schedule, device=device)
 
 
@@ -71,7 +72,7 @@ def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
 
 def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
     """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.integer_add(_array(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule, device=device)
+    return _posattn.integer_add(_operand(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule, device=device)
 
 
 def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
@@ -83,7 +84,7 @@ def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedul
 
 def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.normalized_add(_array(x), _int32(positions, "normalized_add", "positions"), length=length,
+    return _posattn.normalized_add(_operand(x), _int32(positions, "normalized_add", "positions"), length=length,
                                    mode=mode, out=out, schedule=schedule, device=device)
 
 
@@ -96,7 +97,7 @@ def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="h
 
 def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.binary_add(_array(x), _int32(positions, "binary_add", "positions"), signed=signed,
+    return _posattn.binary_add(_operand(x), _int32(positions, "binary_add", "positions"), signed=signed,
                                msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
@@ -107,7 +108,7 @@ def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="c
 
 def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.sin_only_add(_array(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
+    return _posattn.sin_only_add(_operand(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
                                  schedule=schedule, device=device)
 
 
@@ -125,7 +126,7 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
     rotary_dim r (default D): channels r … D−1 pass through; scaling as in rope_frequencies, with
     seq_len defaulting to max(positions) + 1. On device="cuda" or "opencl", x and out may be
-    posattn.DeviceArray buffers (rotary_dim = D), used in place.
+    posattn.DeviceArray buffers, used in place.
     """
     if positions is not None:
         positions = _int32(positions, "rope", "positions")
@@ -138,8 +139,8 @@ def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, rea
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
     tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
     return _posattn.complex_order(_int32(token_ids, "complex_order", "token_ids"),
-                                  _int32(positions, "complex_order", "positions"), _array(amplitude),
-                                  _array(frequency), None if phase is None else _array(phase), real=real, imag=imag,
+                                  _int32(positions, "complex_order", "positions"), _operand(amplitude),
+                                  _operand(frequency), None if phase is None else _operand(phase), real=real, imag=imag,
                                   schedule=schedule, device=device)
 
 
@@ -154,7 +155,7 @@ def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="r
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
     `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
     position. W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]."""
-    return _posattn.floater(num_positions, *(_array(a) for a in (p0, W1, b1, W2, b2)), dt=dt, substeps=substeps,
+    return _posattn.floater(num_positions, *(_operand(a) for a in (p0, W1, b1, W2, b2)), dt=dt, substeps=substeps,
                             method=method, out=out, schedule=schedule, device=device)
 
 
@@ -227,7 +228,7 @@ def _arrays(options):
 
 def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
     """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
-    return _posattn.linear(_array(x), _array(weight), None if bias is None else _array(bias), out=out,
+    return _posattn.linear(_operand(x), _operand(weight), None if bias is None else _operand(bias), out=out,
                            schedule=schedule, device=device)
 
 

@@ -30,9 +30,9 @@ typedef enum posattn_convention { POSATTN_VASWANI = 0, POSATTN_T2T = 1 } posattn
 
 /* A non-owning view. shape is outermost-first; strides are in elements (NULL: row-major). */
 /* memory: where data points (C++ posattn::Memory): POSATTN_HOST, or POSATTN_DEVICE for a buffer
- * of the call's GPU API the caller owns (a CUdeviceptr, a cl_mem), used in place; only
- * posattn_attention* (q, k, v, out) and posattn_rope (x, out, with rotary_dim = D) take device
- * buffers, on "cuda" and "opencl". */
+ * of the call's GPU API the caller owns (a CUdeviceptr, a cl_mem), used in place, on "cuda" and
+ * "opencl": every float32 operand may be one, except the tables and weights of attention's
+ * variants; positions, token ids, key lengths and slopes are host memory. */
 typedef enum posattn_memory { POSATTN_HOST = 0, POSATTN_DEVICE = 1 } posattn_memory;
 
 typedef struct posattn_tensor {

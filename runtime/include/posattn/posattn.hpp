@@ -51,9 +51,13 @@ private:
 // Which compiled schedule to run: "hand" (the project's schedule, default) or a Halide
 // autoscheduler baseline such as "adams2019" (see kernels()); and on which device: "cpu"
 // (default), "cuda", "opencl" or "vulkan". Host tensors work on every device: the runtime copies
-// inputs to the device and results back, and frees the device copies. attention() (q, k, v, out)
-// and rope() (x, out) also take device buffers of a "cuda" or "opencl" call (Memory::device),
-// used in place.
+// inputs to the device and results back, and frees the device copies. On "cuda" and "opencl",
+// every float32 operand may also be a device buffer of that API (Memory::device), used in place;
+// what the runtime reads itself (positions, token ids, key lengths, slopes, the tables and
+// weights of attention's variants) is host memory. Where the runtime's own work around a kernel
+// touches a device buffer (FLOATER's p0, W1, W2 and out; linear with E = 0; the last channel of
+// an odd sinusoid D and partial RoPE's pass-through channels, which a device handle cannot view
+// alone), it goes through a host copy of the whole buffer.
 struct CallOptions {
     std::string schedule = "hand";
     std::string device = "cpu";
@@ -147,8 +151,7 @@ struct RopeOptions {
     int64_t seq_len = 0;              // dynamic, longrope; 0 means max(positions) + 1
 };
 // out = RoPE(x): x, out float32 [B, H, L, D]; out may be x itself (in place). On "cuda" and
-// "opencl", x and out may be device buffers (Memory::device) where every channel rotates
-// (rotary_dim = D: pass-through channels would be views into each row); positions are host memory.
+// "opencl", x and out may be device buffers (Memory::device); positions are host memory.
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
 // Complex-order embeddings (SPEC §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
