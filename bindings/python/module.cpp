@@ -91,10 +91,14 @@ struct DeviceArray {
     }
 };
 
-// An argument that may be a device buffer: a DeviceArray, or an array.
+// An argument that may be a device buffer: a DeviceArray, or a NumPy array (not converted here:
+// the view must point into the caller's own array).
 Tensor operand(const std::string &api, const py::object &a, const char *name, bool output = false) {
     if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor(api, name);
-    return view(api, a.cast<py::array>(), name, output);
+    if (!py::isinstance<py::array>(a))
+        invalid(api, std::string("argument '") + name + "' is a " + std::string(py::str(a.get_type().attr("__name__"))) +
+                         "; expected a NumPy array or a posattn.DeviceArray");
+    return view(api, py::reinterpret_borrow<py::array>(a), name, output);
 }
 
 std::vector<py::ssize_t> shape_of(const py::object &a) {
@@ -102,7 +106,7 @@ std::vector<py::ssize_t> shape_of(const py::object &a) {
         const std::vector<int64_t> &shape = a.cast<const DeviceArray &>().shape;
         return {shape.begin(), shape.end()};
     }
-    py::array array = a.cast<py::array>();
+    py::array array = a.cast<py::array>();  // (a converted copy only lends its shape)
     return {array.shape(), array.shape() + array.ndim()};
 }
 
@@ -542,7 +546,8 @@ PYBIND11_MODULE(_posattn, m) {
         .def("__array__", [](const DeviceArray &, py::args, py::kwargs) -> py::object {
             throw posattn::Error(posattn::Error::Kind::invalid_argument,
                                  "posattn: a DeviceArray is device memory, not an array of the host; "
-                                 "the float32 operands of kernel calls take one, on device='cuda' or 'opencl'");
+                                 "kernels take one as a float32 operand on device='cuda' or 'opencl' (not as positions, token ids, "
+                                 "key lengths, slopes or attention's variant tables)");
         })
         .def("__repr__", [](const DeviceArray &a) {
             return "DeviceArray(handle=" + std::to_string(a.handle) + ", shape=" + posattn::shape_string(a.shape) + ")";

@@ -97,6 +97,8 @@ void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
 class HostImage {
 public:
     HostImage(const Tensor &t, const CallOptions &call, bool read);
+    HostImage(const HostImage &) = delete;  // host_ points into bytes_
+    HostImage &operator=(const HostImage &) = delete;
     const Tensor &tensor() const { return host_; }
     void commit() const;
 

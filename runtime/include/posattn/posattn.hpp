@@ -24,7 +24,8 @@ std::string shape_string(const std::vector<int64_t> &shape);  // "[2, 3]"
 // call's GPU API that the caller owns — a CUdeviceptr ("cuda") or a cl_mem ("opencl") — made in
 // the context the kernels run in (device_context()), holding the elements from its start
 // (strides >= 0, the innermost 1). A kernel reads and writes it in place, with no copy through the
-// host; the call returns once its results are in the buffer.
+// host (except where the runtime's own work touches it: CallOptions); the call returns once its
+// results are in the buffer.
 enum class Memory : int32_t { host = 0, device = 1 };
 
 struct Tensor {
