@@ -2,6 +2,8 @@
 // with `substeps` explicit Runge–Kutta steps per position. Each step is one kernel call over the
 // whole batch of initial values; the steps run in order.
 
+#include <tuple>
+
 #include "internal.h"
 
 namespace posattn {
@@ -58,16 +60,19 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     check.finite(o.dt, "dt");
     if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
     if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
-    for (auto [t, name] : {std::pair{&p0, "p0"}, {&W1, "W1"}, {&b1, "b1"}, {&W2, "W2"}, {&b2, "b2"}}) {
-        check.finite_values(*t, name, call);
+    // The runtime reads p0, W1 and W2 itself (device buffers through host images, read once for
+    // the scan and the work) and writes out.
+    detail::HostImage p0_image(p0, call, true), w1_image(W1, call, true), w2_image(W2, call, true);
+    for (auto [t, scanned, name] : {std::tuple{&p0, &p0_image.tensor(), "p0"}, {&W1, &w1_image.tensor(), "W1"},
+                                    {&b1, &b1, "b1"}, {&W2, &w2_image.tensor(), "W2"}, {&b2, &b2, "b2"}}) {
+        check.finite_values(*scanned, name, call);
         check.disjoint(out, "out", *t, name);
     }
     KernelCall schedule_exists(step_kernel(o.method), call);  // else this fails here, before any write
     int64_t positions = out.shape[out.shape.size() - 2];
     if (out.numel() == 0) return;
 
-    // The runtime reads p0, W1 and W2 and writes out (device buffers through host images).
-    detail::HostImage p0_image(p0, call, true), w1_image(W1, call, true), w2_image(W2, call, true), out_image(out, call, false);
+    detail::HostImage out_image(out, call, false);
     // out as [batch, N, d]; the state as a contiguous [batch, d] pair of buffers.
     Tensor out3 = out_image.tensor();
     if (!batched) {

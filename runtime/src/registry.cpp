@@ -219,7 +219,7 @@ DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
 
 int DeviceStaging::to_device(void *user_context, const halide_device_interface_t *device) {
     // An output is only allocated: every kernel writes each element of its outputs, and only
-    // those are copied back (the GPU encodings' outputs are their whole traffic).
+    // those are copied back (a GPU encoding table's output is its whole traffic).
     int status = 0;
     if (output_) {
         status = halide_device_malloc(user_context, &flat_, device);
