@@ -8,7 +8,7 @@ namespace posattn {
 
 // (cos θ, sin θ)·attention_factor for θ = position·inv_freq, from the pair's frequency in turns
 // (q_high, q_low: inv_freq/2π in fixed point, trig.h fixed_point_turn), so that θ is reduced
-// exactly in integers, without float64.
+// in 32-bit lanes, without float64, its error not growing beyond float64's own.
 inline Halide::Tuple rope_cos_sin(const Halide::Expr &position, const Halide::Expr &q_high, const Halide::Expr &q_low,
                                   const Halide::Expr &attention_factor) {
     using namespace Halide;

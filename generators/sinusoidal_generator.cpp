@@ -2,7 +2,7 @@
 // with an input: out = x + PE(positions).
 //   ω_i = base^(−i·exponent_step), i = 0 … d/2−1, exponent_step = 2/d' ('vaswani') or
 //   1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even, computed by the runtime in float64.
-//   Pair i is (sin(pω_i), cos(pω_i)), from the turn p·ω_i/2π reduced exactly in 32-bit integers
+//   Pair i is (sin(pω_i), cos(pω_i)), from the turn p·ω_i/2π reduced in 32-bit lanes
 //   (the turns input, ω_i/2π as a 0.64 fixed-point fraction: trig.h fixed_point_turn): no
 //   float64 in the kernel, which many mobile GPUs lack.
 // The channel axis arrives as a pair view out(i, m, s, b): pair i, member m (0 sine, 1 cosine).
