@@ -170,8 +170,10 @@ struct PositionSplit {
 };
 
 // The output rows of an encoding of positions [B, S] in the order the runtime gives them, each
-// with its position already split: rows(·, n) = (s, b, high, low) of the n-th row computed
-// (PositionSplit; high = p and low = 0 without tables). Sorted by position where a table form
+// with two values of its own: rows(·, n) = (s, b, value 0, value 1) of the n-th row computed. The
+// trig encodings' values are their position's parts, (high, low) (PositionSplit; high = p and
+// low = 0 without tables); complex-order's, its token's word and position, sorted by word (its
+// tables are then read in address order, each row once where it repeats). Sorted by position where a table form
 // (no x) reads tables, so that consecutive rows read the same table rows, from L1 (the sinusoid and sin-only
 // tables of [8, 8192, 1024] with random positions 1.21x and 1.37x faster than in the rows' own
 // order, alternated call by call on the Intel Xeon); the rows' own order otherwise. Given, not
@@ -192,14 +194,15 @@ struct OrderedRows {
     // Clamped: they address the output.
     Halide::Expr s_of(const Halide::Expr &n) const { return Halide::clamp(rows(0, n), 0, S - 1); }
     Halide::Expr b_of(const Halide::Expr &n) const { return Halide::clamp(rows(1, n), 0, B - 1); }
-    Halide::Expr high_of(const Halide::Expr &n) const { return rows(2, n); }
-    Halide::Expr low_of(const Halide::Expr &n) const { return rows(3, n); }
+    Halide::Expr value_of(int which, const Halide::Expr &n) const { return rows(2 + which, n); }
+    Halide::Expr high_of(const Halide::Expr &n) const { return value_of(0, n); }
+    Halide::Expr low_of(const Halide::Expr &n) const { return value_of(1, n); }
 
-    // Defines out(channels…, s, b) as value_of_row(n) (an Expr of the channels) in the n-th row:
-    // an undefined pure definition, then the update over n = k; or, with the rows in their own
-    // order (`in_order`: n = b·S + s), the pure definition alone.
+    // Defines out(channels…, s, b) as value_of_row(n) (an Expr, or a Tuple for a Tuple out, of the
+    // channels) in the n-th row: an undefined pure definition, then the update over n = k; or, with
+    // the rows in their own order (`in_order`: n = b·S + s), the pure definition alone.
     void write(Halide::Func out, const std::vector<Halide::Var> &channels,
-               const std::function<Halide::Expr(Halide::Expr)> &value_of_row, bool in_order) const {
+               const std::function<Halide::Tuple(Halide::Expr)> &value_of_row, bool in_order) const {
         Halide::Var s("s"), b("b");
         std::vector<Halide::Var> pure = channels;
         pure.insert(pure.end(), {s, b});
@@ -209,11 +212,17 @@ struct OrderedRows {
             out(pure) = value_of_row(b * Halide::max(S, 1) + s);
             return;
         }
-        Halide::Expr value = value_of_row(k);
-        out(pure) = Halide::undef(value.type());
+        Halide::Tuple value = value_of_row(k);
+        std::vector<Halide::Expr> undefined;
+        for (const Halide::Expr &e : value.as_vector()) undefined.push_back(Halide::undef(e.type()));
+        out(pure) = Halide::Tuple(undefined);
         std::vector<Halide::Expr> at(channels.begin(), channels.end());
         at.insert(at.end(), {s_of(k), b_of(k)});
         out(at) = value;
+    }
+    void write(Halide::Func out, const std::vector<Halide::Var> &channels,
+               const std::function<Halide::Expr(Halide::Expr)> &value_of_row, bool in_order) const {
+        write(out, channels, [&](Halide::Expr n) { return Halide::Tuple(std::vector<Halide::Expr>{value_of_row(n)}); }, in_order);
     }
 
     // The input's shape as the runtime passes it (dense [n, 4]), and its estimates.

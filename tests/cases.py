@@ -286,10 +286,13 @@ def rope_cases():
 def complex_order_cases():
     cases = []
     # (token shape, V, d, frequency init, phase, strided output, positions below). Positions are 1-based
-    # in the model; any int32 here: over the whole range, angles reach 2^32 right angles.
+    # in the model; any int32 here: over the whole range, angles reach 2^32 right angles. The last two
+    # have tables of 4 and 6 MiB, beyond half the L2 of any core, and at most 8 words per token: CPU
+    # calls run their tokens sorted by word (runtime/src/complex_order.cpp), the others in order.
     configs = [((3, 29), 50, 33, "classification", False, False, 10**4),
                ((41,), 7, 64, "translation", True, False, 10**4), ((2, 5), 1000, 17, "random", True, True, 10**4),
-               ((1, 1), 1, 1, "translation", False, False, 10**4), ((4, 9), 300, 40, "random", False, False, 2**31)]
+               ((1, 1), 1, 1, "translation", False, False, 10**4), ((4, 9), 300, 40, "random", False, False, 2**31),
+               ((4, 300), 8192, 64, "random", False, False, 10**4), ((1100,), 8192, 64, "classification", True, True, 10**4)]
     for shape, V, d, init, with_phase, strided, max_position in configs:
         def run(rng, call, shape=shape, V=V, d=d, init=init, with_phase=with_phase, strided=strided,
                 max_position=max_position):

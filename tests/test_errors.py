@@ -350,3 +350,12 @@ def test_more_rows_than_the_kernels_number_are_an_error(encoding):
     with pytest.raises(ValueError, match=r"'positions' gives 1073741826 rows \(B·S\); expected at most 2\^30"):
         getattr(posattn, encoding)(positions, 0, out=out)
 
+
+def test_more_tokens_than_the_kernels_number_are_an_error():
+    """As above for complex-order's tokens, from broadcast token ids and tables and outputs of width 0."""
+    ids = np.broadcast_to(np.int32(0), (2**30 + 1,))
+    tables = [np.empty((1, 0), np.float32) for _ in range(2)]
+    real, imag = (np.empty((2**30 + 1, 0), np.float32) for _ in range(2))
+    with pytest.raises(ValueError, match=r"'token_ids' gives 1073741825 rows \(B·S\); expected at most 2\^30"):
+        posattn.complex_order(ids, ids, *tables, real=real, imag=imag)
+

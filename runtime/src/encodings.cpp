@@ -7,7 +7,6 @@
 #include <tuple>
 #include <vector>
 
-#include <unistd.h>
 
 #include "internal.h"
 
@@ -41,10 +40,7 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
         check.leading_dims(out, "out", positions, "positions");
     }
     check.output(out, "out");
-    // The kernels number the rows (b, s) in int32, with room for their loops' tails.
-    int64_t rows = x ? x->shape[0] * x->shape[1] : positions.numel();
-    if (rows > int64_t(1) << 30)
-        check.fail("argument 'positions' gives " + std::to_string(rows) + " rows (B·S); expected at most 2^30");
+    check.row_count(x ? x->shape[0] * x->shape[1] : positions.numel(), "positions");
 }
 
 // One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
@@ -106,13 +102,7 @@ constexpr int64_t kTableRowsPerOutputRow = 8;
 // L2 beside the streams of x and out: at most half of it (on the AMD EPYC, 1 MiB L2, the same
 // 768 KiB tables ran 0.91x and 0.86x as fast as evaluating every value; on the Intel Xeon, 2 MiB,
 // faster: trig.h PositionSplit).
-int64_t table_bytes(bool sorted) {
-    static const int64_t half_l2 = [] {
-        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-        return l2 > 0 ? int64_t(l2) / 2 : int64_t(512) << 10;
-    }();
-    return sorted ? int64_t(2) << 20 : half_l2;
-}
+int64_t table_bytes(bool sorted) { return sorted ? int64_t(2) << 20 : detail::half_l2_bytes(); }
 
 // Whether a trig kernel computes its rows sorted by position: the table forms (no x) on CPUs.
 // GPU kernels take the rows in their own order (generators/trig.h OrderedRows).

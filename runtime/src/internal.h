@@ -32,6 +32,9 @@ struct KernelEntry {
 // twin that makes them: a quarter of the last-level cache, or POSATTN_STREAMING_THRESHOLD (the
 // tests run such kernels both ways).
 size_t streaming_threshold();
+// Half of a core's L2 cache (bytes): how much of a table read at random stays cached beside the
+// streams of a kernel's inputs and outputs.
+int64_t half_l2_bytes();
 // Calls fn on every kernel: this build's AOT kernels, then those added by load_kernel (entries
 // keep their addresses; load_kernel may add to the list from another thread).
 void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
@@ -68,6 +71,9 @@ public:
     // t's rank, checked before, is at least like's.
     void leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const;
     void finite(double value, const char *name) const;
+    // An encoding's rows (B·S, given by argument `name`): the kernels number them in int32, with
+    // room for their loops' tails, so at most 2^30.
+    void row_count(int64_t rows, const char *name) const;
     // No NaN or ±Inf among the elements of float32 t (a device buffer: read back through the call's API).
     void finite_values(const Tensor &t, const char *name, const CallOptions &call = {}) const;
     // The finite values of a float32 or float64 vector [length] (`what` says what the length is).

@@ -49,6 +49,14 @@ size_t streaming_threshold() {
     return bytes;
 }
 
+int64_t half_l2_bytes() {
+    static const int64_t bytes = [] {
+        long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+        return l2 > 0 ? int64_t(l2) / 2 : int64_t(512) << 10;
+    }();
+    return bytes;
+}
+
 namespace {
 std::mutex loaded_mutex;
 std::deque<KernelEntry> loaded;      // entries added by load_kernel

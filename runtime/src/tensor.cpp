@@ -184,6 +184,11 @@ void Checker::leading_dims(const Tensor &t, const char *name, const Tensor &like
     }
 }
 
+void Checker::row_count(int64_t rows, const char *name) const {
+    if (rows > int64_t(1) << 30)
+        fail("argument '" + std::string(name) + "' gives " + std::to_string(rows) + " rows (B·S); expected at most 2^30");
+}
+
 void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
