@@ -7,7 +7,6 @@
 #include <tuple>
 #include <vector>
 
-
 #include "internal.h"
 
 namespace posattn {
