@@ -22,10 +22,13 @@ function(posattn_cpu_model cpuinfo fallback out)
   set(${out} "${model}" PARENT_SCOPE)
 endfunction ()
 
-# For each kernel of `records` with a summary record (tune.py's "best") measured on `machine`'s
-# model (any model if empty) that beat the defaults by more than 3% (this machine's noise), sets
-# <prefix><kernel> to "schedule_params=name:value,..." of the one with the lowest time ratio; a
-# kernel without one builds with its family's defaults.
+# For each kernel of `records` whose latest summary record (tune.py's "best") measured on
+# `machine`'s model (any model if empty) beat the defaults by more than 3% (this machine's noise),
+# sets <prefix><kernel> to "schedule_params=name:value,..." of it; a kernel without one builds with
+# its family's defaults. The latest, not the lowest ratio of any date: each run measures against
+# the defaults of its day's code, and a later run supersedes an earlier one (the AMD EPYC's
+# 2026-11-30 8-lane record of learned x + PE, 0.94 then, ran 0.87-0.89x as fast as the defaults
+# once x + PE kernels got non-temporal twins, whose 32-byte stores leave lines half written).
 function(posattn_read_tuned_records records machine prefix)
   file(STRINGS ${records} lines)
   foreach (record IN LISTS lines)
@@ -40,7 +43,8 @@ function(posattn_read_tuned_records records machine prefix)
     endif ()
     string(JSON kernel GET "${record}" kernel)
     string(JSON ratio GET "${record}" ratio_to_default)
-    if (NOT ratio LESS 0.97 OR (DEFINED best_ratio_${kernel} AND NOT ratio LESS best_ratio_${kernel}))
+    if (NOT ratio LESS 0.97)
+      unset(${prefix}${kernel} PARENT_SCOPE)
       continue ()
     endif ()
     string(JSON field_count LENGTH "${record}" params)
@@ -52,7 +56,6 @@ function(posattn_read_tuned_records records machine prefix)
       list(APPEND text "${name}:${value}")
     endforeach ()
     list(JOIN text "," text)
-    set(best_ratio_${kernel} ${ratio})
     set(${prefix}${kernel} "schedule_params=${text}" PARENT_SCOPE)
   endforeach ()
 endfunction ()

@@ -1,5 +1,6 @@
 """The tuning results as a Markdown table and two PNG plots, from schedules/tuned/<family>.jsonl
-(tune/tune.py's records; per kernel and CPU model the summary builds take, else the latest):
+(tune/tune.py's records; per kernel and CPU model the latest summary, which builds take where it
+beat the defaults):
 
     .venv/bin/python tune/report.py            # prints the table, writes tune/plots/*.png
 
@@ -28,10 +29,11 @@ def model(record):
 
 
 def applied(summaries):
-    """Of one kernel's summaries on one CPU model, the one cmake/tuned_records.cmake builds it with:
-    the lowest time ratio to the defaults below APPLIED_BELOW; None where none beat them by that."""
-    winners = [r for r in summaries if r["ratio_to_default"] < APPLIED_BELOW]
-    return min(winners, key=lambda r: r["ratio_to_default"], default=None)
+    """Of one kernel's summaries on one CPU model (in the order recorded), the one
+    cmake/tuned_records.cmake builds it with: the latest, where its time ratio to the defaults is
+    below APPLIED_BELOW; None otherwise (a later run supersedes an earlier one)."""
+    latest = summaries[-1]
+    return latest if latest["ratio_to_default"] < APPLIED_BELOW else None
 
 
 def ran_autoschedulers(record):
@@ -39,14 +41,14 @@ def ran_autoschedulers(record):
 
 
 def summaries(family):
-    """Per (kernel, machine model): the summary its builds take, else the latest (a build uses its
-    own CPU model's records), and the latest summary that ran the autoschedulers (None if none did)."""
+    """Per (kernel, machine model): the latest summary (a build uses its own CPU model's records,
+    applied()), and the latest summary that ran the autoschedulers (None if none did)."""
     by_model = {}
     for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
         record = json.loads(line)
         if record.get("best"):
             by_model.setdefault((record["kernel"], model(record)), []).append(record)
-    return {key: (applied(records) or records[-1], next((r for r in reversed(records) if ran_autoschedulers(r)), None))
+    return {key: (records[-1], next((r for r in reversed(records) if ran_autoschedulers(r)), None))
             for key, records in by_model.items()}
 
 
