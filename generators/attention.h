@@ -268,10 +268,14 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                 gathers.push_back([=, &st] { st.relative_scores(i, keys, g, r, tile_row, h, b) += exact - product(i, key, first); });
                 st.relative_score_groups.push_back(keys);
             };
+            // A run lies inside the table, so its start is clamped to where one can start: a no-op
+            // that keeps bounds inference from widening the per-call products by span rows at each
+            // end (DeBERTa's 512 rows were computed and stored as 608).
             if (term.by_key)
                 for (int step : {1, -1})
                     correct(RDom(0, G, "run_key"), affine && last - first == step * span, [&, step](Expr in_group) {
-                        return first + step * (i + G - 1 - in_group);  // first: row 0, the group's last key
+                        Expr start = step > 0 ? clamp(first, 0, term.rows - 1 - span) : clamp(first, span, term.rows - 1);
+                        return start + step * (i + G - 1 - in_group);  // start: row 0, the group's last key
                     });
             correct(RDom(0, G, "gathered_key"), first != last && !affine, [&](Expr in_group) {
                 return row_at(term.index, term.rows, row, r * Kb + g * G + in_group);
