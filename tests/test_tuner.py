@@ -153,8 +153,8 @@ def test_records_of_an_earlier_search_space_map_onto_the_current_one(tune):
 
 def test_search_starts_from_what_won_for_the_kernels_siblings(tune):
     """The first trials of Shaw attention: the params the build takes for the other attention kernels
-    on the same target and machine (each one's lowest ratio to its defaults below the build's bar,
-    best first), completed with defaults, without those breaking the constraints, other generators'
+    on the same target and machine (each one's latest summary, where it beat its defaults by the
+    build's bar; best first), completed with defaults, without those breaking the constraints, other generators'
     and machines', its own, trials and losers."""
     space = tune.Space(spaces()["x86"]["attention"], tune.constraints("x86", "attention"))
     here, target = "Intel(R) Xeon(R) Processor, 2 cores, 2 threads", "x86-64-linux-avx512_skylake"
@@ -162,7 +162,7 @@ def test_search_starts_from_what_won_for_the_kernels_siblings(tune):
     def summary(kernel, ratio, machine=here, **params):
         return dict(kernel=kernel, target=target, machine=machine, best=True, ratio_to_default=ratio, params=params)
     records = [
-        summary("posattn_attn_t5_f32", 0.91, key_block=64),  # the build's: a later summary did worse
+        summary("posattn_attn_t5_f32", 0.91, key_block=64),  # superseded by its later summary below
         summary("posattn_attn_plain_f32", 0.90, query_tile=48, key_block=512),
         dict(summary("posattn_attn_rope_f32", 0.50, query_tile=64), best=False),  # a trial
         summary("posattn_attn_t5_f32", 0.95, key_block=128),
@@ -174,7 +174,7 @@ def test_search_starts_from_what_won_for_the_kernels_siblings(tune):
         summary("posattn_attn_shaw_f32", 0.70, query_tile=64),  # its own: resumed from, not a sibling
     ]
     starts = tune.sibling_starts(records, "posattn_attn_shaw_f32", target, here, space)
-    expected = [dict(query_tile=48, value_rows=12), dict(query_tile=48, key_block=512), dict(key_block=64)]
+    expected = [dict(query_tile=48, value_rows=12), dict(query_tile=48, key_block=512), dict(key_block=128)]
     assert starts == [dict(space.defaults(), **changes) for changes in expected]
     assert tune.sibling_starts(records, "posattn_attn_shaw_f32", "x86-64-linux-avx2-fma-f16c-sse41", here, space) == []
 
