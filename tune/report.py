@@ -70,8 +70,7 @@ def main():
         """Over the defaults of each one's own run (a run times everything against them): the
         build's (the defaults where it takes no record) and each autoscheduler's that compiled."""
         baselines = (b or r)["baselines"]
-        tuned = r["ratio_to_default"] < APPLIED_BELOW
-        found = {"build": 1 / r["ratio_to_default"] if tuned else 1.0}
+        found = {"build": 1 / r["ratio_to_default"] if applied([r]) else 1.0}
         found.update({s: baselines["default"]["ms"] / baselines[s]["ms"] for s in SCHEDULERS if "ms" in baselines.get(s, {})})
         return found
 
@@ -85,7 +84,7 @@ def main():
         versus = f"{found['build'] / max(autos):.2f}x" if autos else "-"
         params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
         print(f"| {kernel} ({r['shape_class']}) | {model(r)} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
-              f"{default / r['ms']:.2f}x | {'tuned' if r['ratio_to_default'] < APPLIED_BELOW else 'defaults'} | "
+              f"{default / r['ms']:.2f}x | {'tuned' if applied([r]) else 'defaults'} | "
               + " | ".join(baseline_text((b or r)["baselines"].get(s)) for s in SCHEDULERS)
               + f" | {versus} | {params} |")
 
