@@ -10,6 +10,8 @@
 // keys), relative values in the p·v register tile's.
 #pragma once
 
+#include <algorithm>
+
 #include "Halide.h"
 #include "generators/attention.h"
 
@@ -55,24 +57,28 @@ struct AttentionParams {
     }
 };
 
-// A relative score term's products with the table rows (generators/attention.h).
-inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, const AttentionParams &p) {
+// A relative score term's products with the table rows (generators/attention.h); `tile` is the
+// loop over query tiles, `head` the loop over (head, batch) outside it.
+inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, Halide::LoopLevel head, const AttentionParams &p) {
     using namespace Halide;
-    Var x = rel.by_row.args()[0], y = rel.by_row.args()[1], h = rel.by_row.args()[2], b = rel.by_row.args()[3];
-    Var xo("xo"), xi("xi"), yo("yo"), yi("yi"), hb("hb");
+    Var x = rel.by_row.args()[0], y = rel.by_row.args()[1];
+    Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
     RVar channel = rel.channels.x;
     if (rel.by_key) {
-        // by_row(row, key): once per call, in parallel over (head, batch), by register tiles of
-        // (two vectors of rows × relative_keys keys). Rows past the table read a clamped row.
+        // by_row(row, key): per (head, batch), before its query tiles, in parallel over tiles of
+        // keys, by register tiles of (two vectors of rows × relative_keys keys). One head's
+        // products at a time: 4 MiB of scratch at L = 2048 and 512 rows where all heads' took
+        // 33.5 MiB, and every thread makes them also for a single head (which, in parallel over
+        // heads, one thread made: 1.055x at H = 1; 1.00-1.02x at H = 8). Rows past the table
+        // read a clamped row.
         Var tr = rel.table_by_row.args()[0];
         rel.largest_step.compute_root();
-        rel.table_by_row.compute_at(rel.by_row, hb).vectorize(tr, p.vector_width, TailStrategy::RoundUp);
-        rel.by_row.compute_root()
+        rel.table_by_row.compute_at(head).vectorize(tr, p.vector_width, TailStrategy::RoundUp);
+        rel.by_row.compute_at(head)
             .split(x, xo, xi, 2 * p.vector_width, TailStrategy::RoundUp)
             .split(y, yo, yi, p.relative_keys, TailStrategy::RoundUp)
-            .reorder(xi, yi, xo, yo, h, b)
-            .fuse(h, b, hb)
-            .parallel(hb)
+            .reorder(xi, yi, xo, yo)
+            .parallel(yo)
             .vectorize(xi, p.vector_width);
         Func products = rel.key_products;
         Var tx = products.args()[0], ty = products.args()[1];
@@ -101,12 +107,13 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     Var qo("qo"), qi("qi"), task("task"), io("io"), ii("ii"), jo("jo"), ji("ji"), dv("dv"), dvo("dvo");
     RVar rb = st.blocks.x;
 
-    out.split(i, qo, qi, p.query_tile, TailStrategy::GuardWithIf)
-        .reorder(d, qi, qo, h, b)
-        .fuse(qo, h, task)
-        .fuse(task, b, task)
-        .parallel(task)
-        .vectorize(d, p.value_width, TailStrategy::GuardWithIf);
+    // Tasks are the query tiles of all heads, or, with a key-side relative term (whose products
+    // are made per head, schedule_relative), of one head at a time.
+    const bool per_head = std::any_of(st.relative.begin(), st.relative.end(), [](const RelativeStages &rel) { return rel.by_key; });
+    out.split(i, qo, qi, p.query_tile, TailStrategy::GuardWithIf).reorder(d, qi, qo, h, b);
+    if (per_head) out.rename(qo, task);
+    else out.fuse(qo, h, task).fuse(task, b, task);
+    out.parallel(task).vectorize(d, p.value_width, TailStrategy::GuardWithIf);
 
     // Every per-tile stage covers the whole query tile, also in a partial last tile (whose extra
     // rows read clamped q rows and are never stored), so register tiles have constant shapes.
@@ -116,7 +123,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
     else  // read along the channels (also by the rows' fallback below, as strided loads)
         st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::GuardWithIf);
-    for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), p);
+    for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
         Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");
