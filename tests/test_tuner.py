@@ -154,8 +154,8 @@ def test_records_of_an_earlier_search_space_map_onto_the_current_one(tune):
 def test_search_starts_from_what_won_for_the_kernels_siblings(tune):
     """The first trials of Shaw attention: the params the build takes for the other attention kernels
     on the same target and machine (each one's latest summary, where it beat its defaults by the
-    build's bar; best first), completed with defaults, without those breaking the constraints, other generators'
-    and machines', its own, trials and losers."""
+    build's bar; best first), completed with defaults, without those breaking the constraints,
+    other generators' and machines', its own, trials and losers."""
     space = tune.Space(spaces()["x86"]["attention"], tune.constraints("x86", "attention"))
     here, target = "Intel(R) Xeon(R) Processor, 2 cores, 2 threads", "x86-64-linux-avx512_skylake"
 
