@@ -14,8 +14,9 @@
 // product of the query tile with the table rows the tile can see (a small matmul), a key-side term
 // the products of every key with every row once per call. Reading them is done per key group (a
 // q·k register tile's keys): where the index is one row over the group (Shaw's clipped distances,
-// DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by one (a
-// key-side term near the diagonal), a dense run per key; elsewhere a gather per (query, key).
+// DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by one
+// (Transformer-XL's distances, DeBERTa near the diagonal), a run of rows per key: a dense vector
+// for a key-side term, a constant stride for a query-side one; elsewhere a gather per (query, key).
 // Value terms likewise add a uniform group's probability sum times its one row. On GPUs, whose
 // per-tile products would outgrow a block's shared memory, a relative term is read per logit
 // instead, from its table laid out by offset (AttentionTiles::relative_per_logit).
@@ -75,16 +76,16 @@ struct AttentionDeclaration {
     std::function<Halide::Func(Halide::Func)> transform_q, transform_k;
 };
 
-// The products of one relative score term: by_row(i, row % G, row / G, tile_row, h, b) for row i
-// of the query tile starting at tile_row and table rows in groups of G = row_group, or by_row(row, j, h, b) for every key,
-// made from the query rows (q_rows, or vectors(i, d, h, b) when the term makes its own) or from
-// table_by_row(row, d, h) (key side, the table transposed) as key_products, summed per register
-// tile (a tile of the whole table, whose size is known only at run time, stays in memory).
+// The products of one relative score term: by_row(i, row, tile_row, h, b) for row i of the query
+// tile starting at tile_row, or by_row(row, j, h, b) for every key, made from the query rows
+// (q_rows, or vectors(i, d, h, b) when the term makes its own) or from table_by_row(row, d, h)
+// (key side, the table transposed) as key_products, summed per register tile (a tile of the whole
+// table, whose size is known only at run time, stays in memory).
 struct RelativeStages {
     bool by_key;
     Halide::Func by_row, vectors, table_by_row, key_products;
-    Halide::RDom channels;  // key side; a query-side term's RDom is (channel, row group)
-    Halide::Func largest_step;  // key side: the largest change of the index between offsets
+    Halide::RDom channels;  // key side; a query-side term's RDom is (channel, row in group, row group)
+    Halide::Func largest_step;  // the largest change of the index between offsets
 };
 
 // A relative term read per logit: by_offset(o, d, h) = table(d, index at offset o = query − key, h);
@@ -236,31 +237,29 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                 // others stay 0 and are read by masked ones only.
                 Expr seen_a = row_at(term.index, term.rows, tile_row, last_key);
                 Expr seen_b = row_at(term.index, term.rows, tile_row + Tq - 1, first_key);
-                rel.channels = RDom(0, D, 0, (term.rows + Gr - 1) / Gr, "relative_product");
-                RVar channel = rel.channels.x, row_group = rel.channels.y;
+                rel.channels = RDom(0, D, 0, Gr, 0, (term.rows + Gr - 1) / Gr, "relative_product");
+                RVar channel = rel.channels.x, in_group = rel.channels.y, row_group = rel.channels.z;
                 rel.channels.where(row_group * Gr + Gr - 1 >= min(seen_a, seen_b) && row_group * Gr <= max(seen_a, seen_b));
-                Var in_group("in_group"), group_of("group_of");
-                by_row(i, in_group, group_of, tile_row, h, b) = 0.0f;
-                by_row(i, in_group, row_group, tile_row, h, b) +=
-                    vectors(tile_row + i, channel, h, b) * term.table(channel, min(row_group * Gr + in_group, term.rows - 1), h);
+                Expr table_row = row_group * Gr + in_group;
+                by_row(i, row_var, tile_row, h, b) = 0.0f;
+                by_row(i, table_row, tile_row, h, b) += vectors(tile_row + i, channel, h, b) * term.table(channel, min(table_row, term.rows - 1), h);
             }
             auto product = [&, by_key = term.by_key, by_row](Expr query, Expr key, Expr table_row) {
-                return by_key ? by_row(table_row, key_row(key), h, b) : by_row(query, table_row % Gr, table_row / Gr, tile_row, h, b);
+                return by_key ? by_row(table_row, key_row(key), h, b) : by_row(query, table_row, tile_row, h, b);
             };
             auto [first, last] = group_rows(term.index, term.rows, g, G);
             uniform_sum += product(i, group_key, first);
             // A group whose index steps by one per offset (a distance) reads, per key, a run of
-            // consecutive rows: for the key side that is a dense vector over the tile's rows. The
-            // ends of the group tell which groups those are when no step of the index is larger
-            // than one row (DeBERTa's log buckets with a narrow max_relative_positions can jump).
-            Expr span = Tq + G - 2, affine = Internal::const_false();
-            if (term.by_key) {
-                RDom queries(-(Lk + Kb), Lq + Lk + Tq + Kb, "offset");
-                rel.largest_step = Func("largest_index_step");
-                Expr step = row_at(term.index, term.rows, queries + 1, 0) - row_at(term.index, term.rows, queries, 0);
-                rel.largest_step() = maximum(abs(step));
-                affine = abs(last - first) == span && rel.largest_step() <= 1;
-            }
+            // consecutive rows: over the tile's rows, a dense vector for the key side and a
+            // constant stride (no index to compute) for the query side. The ends of the group tell
+            // which groups those are when no step of the index is larger than one row (DeBERTa's
+            // log buckets with a narrow max_relative_positions can jump).
+            Expr span = Tq + G - 2;
+            RDom queries(-(Lk + Kb), Lq + Lk + Tq + Kb, "offset");
+            rel.largest_step = Func("largest_index_step");
+            Expr index_step = row_at(term.index, term.rows, queries + 1, 0) - row_at(term.index, term.rows, queries, 0);
+            rel.largest_step() = maximum(abs(index_step));
+            Expr affine = abs(last - first) == span && rel.largest_step() <= 1;
             auto correct = [&](RDom keys, Expr condition, const std::function<Expr(Expr)> &table_row) {
                 keys.where(condition);
                 Expr key = r * Kb + g * G + keys;
@@ -269,14 +268,13 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                 st.relative_score_groups.push_back(keys);
             };
             // A run lies inside the table, so its start is clamped to where one can start: a no-op
-            // that keeps bounds inference from widening the per-call products by span rows at each
-            // end (DeBERTa's 512 rows were computed and stored as 608).
-            if (term.by_key)
-                for (int step : {1, -1})
-                    correct(RDom(0, G, "run_key"), affine && last - first == step * span, [&, step](Expr in_group) {
-                        Expr start = step > 0 ? clamp(first, 0, term.rows - 1 - span) : clamp(first, span, term.rows - 1);
-                        return start + step * (i + G - 1 - in_group);  // start: row 0, the group's last key
-                    });
+            // that keeps bounds inference from widening the products by span rows at each end
+            // (DeBERTa's 512 per-call rows were computed and stored as 608).
+            for (int step : {1, -1})
+                correct(RDom(0, G, "run_key"), affine && last - first == step * span, [&, step](Expr in_group) {
+                    Expr start = step > 0 ? clamp(first, 0, term.rows - 1 - span) : clamp(first, span, term.rows - 1);
+                    return start + step * (i + G - 1 - in_group);  // start: row 0, the group's last key
+                });
             correct(RDom(0, G, "gathered_key"), first != last && !affine, [&](Expr in_group) {
                 return row_at(term.index, term.rows, row, r * Kb + g * G + in_group);
             });

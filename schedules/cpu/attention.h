@@ -68,11 +68,9 @@ inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, Halid
         // by_row(row, key): per (head, batch), before its query tiles, in parallel over tiles of
         // keys, by register tiles of (two vectors of rows × relative_keys keys). One head's
         // products at a time: 4 MiB of scratch at L = 2048 and 512 rows where all heads' took
-        // 33.5 MiB, and every thread makes them also for a single head (which, in parallel over
-        // heads, one thread made: 1.055x at H = 1; 1.00-1.02x at H = 8). Rows past the table
-        // read a clamped row.
+        // 33.5 MiB, and all threads share each head's products, where one thread made them
+        // (1.055x at H = 1; 1.00-1.02x at H = 8). Rows past the table read a clamped row.
         Var tr = rel.table_by_row.args()[0];
-        rel.largest_step.compute_root();
         rel.table_by_row.compute_at(head).vectorize(tr, p.vector_width, TailStrategy::RoundUp);
         rel.by_row.compute_at(head)
             .split(x, xo, xi, 2 * p.vector_width, TailStrategy::RoundUp)
@@ -86,13 +84,12 @@ inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, Halid
         products.update().reorder(tx, ty, channel).vectorize(tx, p.vector_width).unroll(tx).unroll(ty);
         return;
     }
-    // by_row(i, row in group, row group, t): per query tile, vectorized over the tile's rows like
-    // q·k, in register tiles of one row group.
-    Var in_group = rel.by_row.args()[1];
-    RVar row_group = rel.channels.y;
+    // by_row(i, row, t): per query tile, vectorized over the tile's rows like q·k, in register
+    // tiles of one row group.
+    RVar in_group = rel.channels.y, row_group = rel.channels.z;
     if (rel.vectors.defined())
         rel.vectors.compute_at(tile).bound_extent(x, p.query_tile).vectorize(x, p.vector_width, TailStrategy::RoundUp);
-    rel.by_row.compute_at(tile).bound_extent(x, p.query_tile).bound_extent(in_group, p.relative_rows).vectorize(x, p.vector_width);
+    rel.by_row.compute_at(tile).bound_extent(x, p.query_tile).vectorize(x, p.vector_width);
     rel.by_row.update()
         .split(x, xo, xi, p.vector_width)
         .reorder(xi, xo, in_group, channel, row_group)
@@ -123,7 +120,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
     else  // read along the channels (also by the rows' fallback below, as strided loads)
         st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::GuardWithIf);
-    for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
+    for (RelativeStages &rel : st.relative) {
+        rel.largest_step.compute_root();
+        schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
+    }
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
         Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");
