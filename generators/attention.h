@@ -12,11 +12,12 @@
 // A relative term reads a table row chosen by an index function of (i, j), monotone in the offset
 // i − j. Its dot products are computed per tile, not per (i, j): a query-side term takes the
 // product of the query tile with the table rows the tile can see (a small matmul), a key-side term
-// the products of every key with every row once per call. Reading them is done per key group (a
-// q·k register tile's keys): where the index is one row over the group (Shaw's clipped distances,
-// DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by one
-// (Transformer-XL's distances, DeBERTa near the diagonal), a run of rows per key: a dense vector
-// for a key-side term, a constant stride for a query-side one; elsewhere a gather per (query, key).
+// the products of every key of a (head, batch) with every row. Reading them is done per key group
+// (a q·k register tile's keys): where the index is one row over the group (Shaw's clipped
+// distances, DeBERTa's far buckets: most groups), a dense vector or a broadcast; where it steps by
+// one (Transformer-XL's distances, DeBERTa near the diagonal), a run of rows per key: a dense
+// vector for a key-side term, a constant stride for a query-side one; elsewhere a gather per
+// (query, key).
 // Value terms likewise add a uniform group's probability sum times its one row. On GPUs, whose
 // per-tile products would outgrow a block's shared memory, a relative term is read per logit
 // instead, from its table laid out by offset (AttentionTiles::relative_per_logit).

@@ -64,6 +64,7 @@ inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, Halid
     Var x = rel.by_row.args()[0], y = rel.by_row.args()[1];
     Var xo("xo"), xi("xi"), yo("yo"), yi("yi");
     RVar channel = rel.channels.x;
+    rel.largest_step.compute_root();
     if (rel.by_key) {
         // by_row(row, key): per (head, batch), before its query tiles, in parallel over tiles of
         // keys, by register tiles of (two vectors of rows × relative_keys keys). One head's
@@ -120,10 +121,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
     else  // read along the channels (also by the rows' fallback below, as strided loads)
         st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::GuardWithIf);
-    for (RelativeStages &rel : st.relative) {
-        rel.largest_step.compute_root();
-        schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
-    }
+    for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
         Var kh = kt.args()[2], kb = kt.args()[3], khb("khb");
