@@ -246,3 +246,23 @@ def test_measuring_refuses_user_mode_emulation(measure, cpuinfo, machine, system
 
 def test_system_binary_architecture_is_read_from_its_elf_header(measure):
     assert measure.elf_machine("/bin/sh") == "x86_64"  # this (native x86) build's machine
+
+
+@pytest.fixture(scope="module")
+def ab():
+    sys.path.insert(0, str(ROOT / "bench"))
+    import ab as module  # bench/ab.py
+    return module
+
+
+def test_ab_times_two_builds_of_a_kernel_alternately(ab):
+    name, results, ratios = ab.compare("posattn_integer_add_f32", [("", None), ("vector_width:8", str(BUILD / "posattn_generators"))], 3)
+    assert name == "posattn_integer_add_f32" and len(ratios) == 3
+    assert all(0 < r["fastest"] <= r["ms"] for r in results), results
+    assert results[0]["error"] == results[1]["error"] < 0.1, results  # x + p: the same values whatever the schedule
+    assert all(r > 0 for r in ratios), ratios
+
+
+def test_ab_names_an_unknown_param(ab):
+    with pytest.raises(SystemExit, match="'width:8' is not name:value for one of posattn_integer_add_f32's params"):
+        ab.compare("posattn_integer_add_f32", [("", None), ("width:8", None)], 1)

@@ -168,9 +168,11 @@ class Compiler:
     with a non-temporal twin on x86 (the manifest's "nontemporal") is compiled as that twin, which
     is what the build runs at the benchmark's sizes (cmake/nontemporal_outputs.py); the
     autoschedulers' baselines as Halide compiles them."""
-    def __init__(self, function, target, workdir):
+    def __init__(self, function, target, workdir, generator_binary=None):
         import halide
         entry = manifest()[function]
+        # This build's generators, or another's (bench/ab.py: a change measured against its parent).
+        self.binary = pathlib.Path(generator_binary) if generator_binary else BUILD / "posattn_generators"
         self.generator, self.params = entry["generator"], entry["params"]
         self.target, self.workdir, self.count = target, pathlib.Path(workdir), 0
         self.halide_lib = pathlib.Path(halide.install_dir()) / "lib64"
@@ -184,7 +186,7 @@ class Compiler:
         self.count += 1
         symbol = f"candidate_{self.count}"
         twin = self.nontemporal and not autoscheduler
-        args = [str(BUILD / "posattn_generators"), "-g", self.generator, "-f", symbol, "-o", str(self.workdir),
+        args = [str(self.binary), "-g", self.generator, "-f", symbol, "-o", str(self.workdir),
                 "-e", "static_library,bitcode" if twin else "object", f"target={self.target}-{FEATURES}", *self.params]
         if autoscheduler:
             plugin = self.halide_lib / f"libautoschedule_{autoscheduler.lower()}.so"
