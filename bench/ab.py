@@ -25,7 +25,8 @@ import posattn
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tune"))
 import bench  # noqa: E402
-import tune  # noqa: E402  (its compiler, search spaces and benchmark lookup)
+import measure  # noqa: E402  (the benchmark lookup and candidate loading the tuner uses)
+import tune  # noqa: E402  (its compiler and search spaces)
 
 
 def params_over_defaults(function, text):
@@ -45,14 +46,12 @@ def compare(function, sides, pairs):
     """sides: (params text, generator binary or None) of a and b. Returns the benchmark's name, per
     side dict(ms: median, fastest, error), and the per-pair time ratios a / b."""
     params = [params_over_defaults(function, text) for text, _ in sides]
-    (_, bench_obj), = tune.benches_of([function])
+    (_, bench_obj), = measure.benches_of([function])
     names = []
     for (_, binary), side_params in zip(sides, params):
         with tempfile.TemporaryDirectory(prefix="posattn-ab-") as workdir:  # a loaded library outlives its file
             candidate = tune.Compiler(function, tune.host_target(), workdir, binary).build(side_params)
-            path, symbol = candidate.rsplit(":", 1)
-            posattn.load_kernel(path, symbol, function, candidate)
-        names.append(candidate)
+            names.append(measure.schedule_of(function, "cpu", candidate))
     times = [[], []]
     for pair in range(pairs + 1):  # the first pair warms up
         for side in ((0, 1) if pair % 2 else (1, 0)):
