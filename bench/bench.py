@@ -14,10 +14,13 @@ non-temporal stores, the machine's ceiling (as the kernels' x86 twins do for lar
     make bench   # more repeats, and writes build/bench.json
 """
 import argparse
+import contextlib
+import inspect
 import json
 import pathlib
 import platform
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -25,10 +28,13 @@ import numpy as np
 import posattn
 from posattn import _probes, reference
 
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # device buffers made as a caller makes them
+from device_buffers import APIS, DEVICE_INPUTS, OUTPUTS, device_capable_functions  # noqa: E402
+
 THREADS = 2
 DEVICE = "cpu"  # --device: where the kernels run (bench.run / bench.verify take a call: on(schedule))
 ENCODING_SHAPE = (8, 8192, 1024)  # [B, S, D] float32: 256 MiB per tensor, far beyond the caches
-ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
 def on(schedule, device=None):
@@ -195,18 +201,20 @@ def simple_benches(positions, xs, out, rng):
     small_x = rng.standard_normal((2, 300, 96), dtype=np.float32)
     benches = []
     for kind, pe in eager.items():
-        table_fn, add_fn, ref = getattr(posattn, kind), getattr(posattn, kind + "_add"), getattr(reference, kind)
+        # posattn's functions looked up at each call: the device table times them patched (Resident)
+        table, add, ref = kind, kind + "_add", getattr(reference, kind)
         benches += [
             Bench(f"posattn_{kind}_f32", 4 * n, "GB/s",
-                  lambda r, s, fn=table_fn: fn(positions[r % 2], D, out=out, **s),
+                  lambda r, s, fn=table: getattr(posattn, fn)(positions[r % 2], D, out=out, **s),
                   lambda r, pe=pe: pe(positions[r % 2]),
-                  lambda s, fn=table_fn, ref=ref: float(np.abs(fn(small_p, 96, **s) - ref(small_p, 96)).max()),
+                  lambda s, fn=table, ref=ref: float(np.abs(getattr(posattn, fn)(small_p, 96, **s)
+                                                            - ref(small_p, 96)).max()),
                   fill_runs=1),
             Bench(f"posattn_{kind}_add_f32", 8 * n, "GB/s",
-                  lambda r, s, fn=add_fn: fn(xs[r % 2], positions[r % 2], out=out, **s),
+                  lambda r, s, fn=add: getattr(posattn, fn)(xs[r % 2], positions[r % 2], out=out, **s),
                   lambda r, pe=pe: xs[r % 2] + pe(positions[r % 2]),
-                  lambda s, fn=add_fn, ref=ref: float(np.abs(fn(small_x, small_p, **s)
-                                                             - (small_x + ref(small_p, 96))).max())),
+                  lambda s, fn=add, ref=ref: float(np.abs(getattr(posattn, fn)(small_x, small_p, **s)
+                                                          - (small_x + ref(small_p, 96))).max())),
         ]
     return benches
 
@@ -562,14 +570,85 @@ def all_benches(rng):
             + linear_benches(rng) + floater_benches(rng) + attention_benches(rng))
 
 
+class Resident:
+    """posattn's calls with their float32 operands in device buffers of `memory` (tests/device_buffers.py),
+    each uploaded once and reused, outputs left on the device: what a caller whose tensors live on the
+    device runs, so that a call times the kernel without the runtime's copies from and to the host
+    (attention's NaN/Inf scan of its operands, which reads them back to the host, is left out too)."""
+    def __init__(self, memory):
+        self.memory = memory
+        self.buffers = {}  # id of a host array: (the array, kept alive; its DeviceArray)
+
+    def operand(self, a):
+        if not (isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size):
+            return a
+        if id(a) not in self.buffers:
+            self.buffers[id(a)] = (a, posattn.DeviceArray(self.memory.buffer(np.ascontiguousarray(a)), a.shape))
+        return self.buffers[id(a)][1]
+
+    def wrap(self, fn):
+        signature = inspect.signature(fn)
+
+        def call(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            for name in DEVICE_INPUTS + OUTPUTS:
+                if name in bound.arguments:
+                    bound.arguments[name] = self.operand(bound.arguments[name])
+            if "check_finite" in signature.parameters:  # its scan reads device operands back to the host
+                bound.arguments["check_finite"] = False
+            return fn(*bound.args, **bound.kwargs)
+        return call
+
+    @contextlib.contextmanager
+    def patched(self):
+        """posattn's functions that take device buffers run through wrap() inside the block."""
+        originals = device_capable_functions()
+        try:
+            for name, fn in originals.items():
+                setattr(posattn, name, self.wrap(fn))
+            yield
+        finally:
+            for name, fn in originals.items():
+                setattr(posattn, name, fn)
+            self.memory.release()
+            self.buffers = {}
+
+
+@contextlib.contextmanager
+def resident(device):
+    """Inside the block, posattn's calls take their float32 operands as device buffers (Resident)
+    where the device's API has them (cuda, opencl); elsewhere nothing changes."""
+    if device not in APIS:
+        yield
+        return
+    with Resident(APIS[device]()).patched():
+        yield
+
+
+def device_copy_bandwidth(memory, repeats):
+    """Bytes read + written per second by the device's own copy of a buffer as large as an encoding tensor."""
+    block = np.ones(int(np.prod(ENCODING_SHAPE)), np.float32)
+    src, dst = memory.buffer(block), memory.buffer(block)
+    try:
+        return 2 * block.nbytes / median_time(lambda r: memory.copy(dst, src, block.nbytes), repeats)
+    finally:
+        memory.release()
+
+
 def device_table(args, rng):
-    """Every kernel on a GPU API: its error, its time with host arrays (the runtime's copies to and
-    from the device included: posattn takes host memory), and its speed-up over this host's CPU
-    kernel and over NumPy. Kernels not built for the API are listed with the reason."""
+    """Every kernel on a GPU API: its error; its time with host arrays (the runtime's copies to and
+    from the device included) and, on APIs that take device buffers, with its operands already on
+    the device (the kernel's own time); its speed as a share of the device's copy bandwidth, and its
+    speed-up over this host's CPU kernel and over NumPy. Kernels not built for the API are listed
+    with the reason."""
     global DEVICE
     DEVICE = args.device
-    print(f"device: {args.device}; host: {platform.processor() or platform.machine()}, {THREADS} CPU threads\n")
-    header = ("kernel", "max err vs f64", "time ms (with copies)", "speed", "vs host CPU", "vs numpy")
+    copy = device_copy_bandwidth(APIS[args.device](), args.repeats) if args.device in APIS else None
+    print(f"device: {args.device}; host: {platform.processor() or platform.machine()}, {THREADS} CPU threads; "
+          + (f"device copy {copy / 1e9:.0f} GB/s" if copy else "no device buffers on this API") + "\n")
+    print("Speed and speed-ups are of the device-array time where there is one, else of the host-array time.\n")
+    header = ("kernel", "max err vs f64", "ms, host arrays", "ms, device arrays", "speed", "of device copy",
+              "vs host CPU", "vs numpy")
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     rows = []
@@ -580,18 +659,27 @@ def device_table(args, rng):
         try:
             error = bench.verify(on("hand"))
         except Exception as e:  # not built for this API, or no such device: say so, never time it
-            print(f"| {name} | not run: {str(e).splitlines()[0]} | | | | |", flush=True)
+            print(f"| {name} | not run: {str(e).splitlines()[0]} |" + " |" * (len(header) - 2), flush=True)
             continue
-        t = median_time(lambda r: bench.run(r, on("hand")), args.repeats)
+        t_host = median_time(lambda r: bench.run(r, on("hand")), args.repeats)
+        t_device = None
+        if copy:
+            with resident(args.device):
+                t_device = median_time(lambda r: bench.run(r, on("hand")), args.repeats)
+        t = t_device or t_host
         t_cpu = median_time(lambda r: bench.run(r, on("hand", "cpu")), max(3, args.repeats // 3))
         t_numpy = median_time(bench.eager, max(3, args.repeats // 3), warmup=1)
         speed = bench.work / t / 1e9
-        rows.append(dict(kernel=name, max_error=error, time_ms=t * 1e3, speed=speed, unit=bench.unit,
-                         speedup_vs_cpu=t_cpu / t, speedup_vs_numpy=t_numpy / t))
-        print(f"| {name} | {error:.2e} | {t * 1e3:.2f} | {speed:.1f} {bench.unit} | {t_cpu / t:.2f}x | "
-              f"{t_numpy / t:.1f}x |", flush=True)
+        of_copy = bench.work / t / copy if copy and bench.unit == "GB/s" else None
+        rows.append(dict(kernel=name, max_error=error, time_ms=t_host * 1e3,
+                         device_arrays_ms=t_device and t_device * 1e3, speed=speed, unit=bench.unit,
+                         of_device_copy=of_copy, speedup_vs_cpu=t_cpu / t, speedup_vs_numpy=t_numpy / t))
+        print(f"| {name} | {error:.2e} | {t_host * 1e3:.2f} | " + (f"{t_device * 1e3:.3f}" if t_device else "—")
+              + f" | {speed:.1f} {bench.unit} | " + (f"{of_copy:.0%}" if of_copy else "—")
+              + f" | {t_cpu / t:.2f}x | {t_numpy / t:.1f}x |", flush=True)
     if args.json:
-        args.json.write_text(json.dumps(dict(device=args.device, kernels=rows), indent=2))
+        args.json.write_text(json.dumps(dict(device=args.device, device_copy_gbs=copy and copy / 1e9, kernels=rows),
+                                        indent=2))
 
 
 def main():

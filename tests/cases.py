@@ -168,7 +168,10 @@ def simple_cases():
     for kind, (variants, make_positions, (atol, rtol)) in SIMPLE_KINDS.items():
         ref = getattr(reference, kind)
         for options in variants:
-            for shape, d in (((37,), 64), ((3, 29), 33), ((5,), 1), ((2, 7), 2)):
+            shapes = [((37,), 64), ((3, 29), 33), ((5,), 1), ((2, 7), 2)]
+            if kind == "integer" and options == variants[0]:
+                shapes.append(((2, 300_000), 2))  # 600,000 rows: more tiles of 8 rows than a CUDA grid's y holds
+            for shape, d in shapes:
                 def run(rng, call, shape=shape, d=d, options=options, kind=kind, ref=ref,
                         make_positions=make_positions, atol=atol, rtol=rtol):
                     positions = make_positions(rng, shape, d).astype(np.int32)
@@ -395,6 +398,9 @@ def attention_cases():
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2
         (2, 4, 2, 45, 300, 32, 32, True, [300, 170], None, "contiguous", 64),  # sliding window, GQA, padding
         (1, 2, 2, 37, 37, 16, 16, False, None, None, "contiguous", 5),          # window without causal
+        # Head sizes of LLaMA and Gemma (a GPU block's shared memory grows with D):
+        (1, 8, 2, 1, 150, 128, 128, True, None, None, "contiguous", 0),         # D = 128, GQA decode
+        (1, 2, 2, 40, 70, 256, 256, True, None, None, "contiguous", 0),         # D = 256
     ]
     for B, Hq, Hkv, Lq, Lk, D, Dv, causal, lengths, scale, layout, window in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, causal=causal, lengths=lengths,

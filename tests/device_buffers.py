@@ -21,6 +21,10 @@ class OpenCL:
                                                ctypes.c_size_t, ctypes.c_void_p, ctypes.c_uint32, ctypes.c_void_p,
                                                ctypes.c_void_p]
         self.cl.clReleaseMemObject.argtypes = [ctypes.c_void_p]
+        self.cl.clEnqueueCopyBuffer.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                                ctypes.c_size_t, ctypes.c_size_t, ctypes.c_uint32, ctypes.c_void_p,
+                                                ctypes.c_void_p]
+        self.cl.clFinish.argtypes = [ctypes.c_void_p]
         self.context, self.queue = posattn.device_context("opencl")
         self.buffers = []
 
@@ -39,9 +43,15 @@ class OpenCL:
         assert self.cl.clEnqueueReadBuffer(self.queue, mem, 1, 0, a.nbytes, a.ctypes.data, 0, None, None) == 0
         return a
 
+    def copy(self, dst, src, nbytes):
+        """Copies nbytes between two buffers on the device and waits for it."""
+        assert self.cl.clEnqueueCopyBuffer(self.queue, src, dst, 0, 0, nbytes, 0, None, None) == 0
+        assert self.cl.clFinish(self.queue) == 0
+
     def release(self):
         for mem in self.buffers:
             self.cl.clReleaseMemObject(mem)
+        self.buffers = []
 
 
 class Cuda:
@@ -72,9 +82,15 @@ class Cuda:
                          ctypes.c_size_t(a.nbytes))
         return a
 
+    def copy(self, dst, src, nbytes):
+        """Copies nbytes between two buffers on the device and waits for it."""
+        self._in_context(self.cu.cuMemcpyDtoD_v2, ctypes.c_uint64(dst), ctypes.c_uint64(src), ctypes.c_size_t(nbytes))
+        self._in_context(self.cu.cuCtxSynchronize)
+
     def release(self):
         for pointer in self.buffers:
             self._in_context(self.cu.cuMemFree_v2, ctypes.c_uint64(pointer))
+        self.buffers = []
 
 
 APIS = {"opencl": OpenCL, "cuda": Cuda}
@@ -119,9 +135,14 @@ def through_device_buffers(memory, fn):
     return call
 
 
+def device_capable_functions():
+    """posattn's functions that take device buffers, by name."""
+    functions = {name: getattr(posattn, name) for name in posattn.__all__}
+    return {name: fn for name, fn in functions.items()
+            if inspect.isfunction(fn) and set(inspect.signature(fn).parameters) & set(DEVICE_INPUTS + OUTPUTS)}
+
+
 def patch_device_buffers(memory, monkeypatch):
     """Every posattn call that takes device buffers runs through_device_buffers(memory, ·)."""
-    for name in posattn.__all__:
-        fn = getattr(posattn, name)
-        if inspect.isfunction(fn) and set(inspect.signature(fn).parameters) & set(DEVICE_INPUTS + OUTPUTS):
-            monkeypatch.setattr(posattn, name, through_device_buffers(memory, fn))
+    for name, fn in device_capable_functions().items():
+        monkeypatch.setattr(posattn, name, through_device_buffers(memory, fn))

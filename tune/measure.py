@@ -8,7 +8,8 @@ Each candidate is a shared library exporting <symbol>_argv/_metadata (compiled b
 this machine's target, linked against libposattn), loaded into the runtime for --device. Each is
 checked against the float64 reference on the benchmark's small odd-sized inputs (further than
 --max-error: invalid, not timed), then the valid ones are
-timed on the benchmark's inputs (bench/bench.py: its shape is the shape class) interleaved, one
+timed on the benchmark's inputs (bench/bench.py: its shape is the shape class; on cuda and opencl
+already in device buffers, so that the time is the kernel's, not the copies') interleaved, one
 call of each in turn, so that they see the same drift: the first candidate is the tuner's
 incumbent, and a candidate's time is its ratio to the incumbent's in the same run. Prints one JSON
 object: the machine, and per candidate its max error and median time and noise (interquartile
@@ -128,14 +129,15 @@ def measure_candidates(function, bench_obj, device, candidates, repeats, max_err
             results.append(dict(invalid=str(e)[:200]))
             names.append(None)
     valid = [(r, n, []) for r, n in zip(results, names) if n]
-    for _, name, _ in valid:  # warm-up
-        for r in range(2):
-            bench_obj.run(r, bench.on(name, device))
-    for r in range(repeats):  # interleaved: every candidate sees the same minute
-        for _, name, times in valid:
-            start = time.perf_counter()
-            bench_obj.run(r, bench.on(name, device))
-            times.append(time.perf_counter() - start)
+    with bench.resident(device):  # on a GPU, the kernel's time: operands already on the device
+        for _, name, _ in valid:  # warm-up
+            for r in range(2):
+                bench_obj.run(r, bench.on(name, device))
+        for r in range(repeats):  # interleaved: every candidate sees the same minute
+            for _, name, times in valid:
+                start = time.perf_counter()
+                bench_obj.run(r, bench.on(name, device))
+                times.append(time.perf_counter() - start)
     for result, _, times in valid:
         median = statistics.median(times)
         q1, q3 = np.percentile(times, [25, 75])

@@ -1,13 +1,17 @@
 // GPU schedule (CUDA, OpenCL, Vulkan) of the generic fused attention (generators/attention.h).
 //
-// One block per (query tile, head, batch), one thread per query row of the tile. The tile's
-// running state (numerator, denominator, max) and, per key block, logits and probabilities live
-// in shared memory, each row written and read by its own thread only (a
-// version with a thread per (query, key) raced across the serial loop over key blocks: no barrier
-// separates one block's readers from the next block's writers); q·k and p·v accumulate in
-// registers. The Lq × Lk matrix is never stored. Relative score and value terms (Shaw,
-// Transformer-XL, DeBERTa) are read per logit from their tables laid out by offset, which
-// consecutive threads (query rows) read at consecutive offsets. Not timed on a GPU (none lent).
+// One block per (query tile, head, batch), one thread per query row of the tile. Per key block,
+// the tile's logits and probabilities live in shared memory, each row written and read by its own
+// thread only (a version with a thread per (query, key) raced across the serial loop over key
+// blocks: no barrier separates one block's readers from the next block's writers); q·k and p·v
+// accumulate in registers. The tile's q rows are copied with the row innermost, so that the
+// threads of a warp read one channel of their rows as consecutive words: read from q itself, each
+// load of a warp touched 32 rows' cache lines (the attention kernels ran at 0.3 TFLOP/s on an
+// H200, 2026-12-04). Those rows and the running state (numerator, denominator, max) are global
+// memory, so that a block's shared memory does not grow with D (at D = 128 it outgrew CUDA's
+// 48 KiB and the launch failed). The Lq × Lk matrix is never stored. Relative score and value
+// terms (Shaw, Transformer-XL, DeBERTa) are read per logit from their tables laid out by offset,
+// which consecutive threads (query rows) read at consecutive offsets.
 #pragma once
 
 #include <string>
@@ -29,26 +33,26 @@ struct AttentionParams {
     template <typename Visit>
     void fields(Visit &&visit) {
         visit("query_tile", query_tile, {16, 32, 64, 128});
-        visit("key_block", key_block, {16, 32, 64, 128});
+        visit("key_block", key_block, {8, 16, 32, 64, 128});
     }
-    // A block's shared memory is 4·query_tile·(3·D + 2·key_block) bytes; it must fit at the head
-    // size the benchmark times (D = 64), so that every candidate of a tuning run can launch.
+    // A block's shared memory is 4·query_tile·2·key_block bytes, whatever the head size.
     std::string invalid() const {
-        const int head_size = 64, bytes = 4 * query_tile * (3 * head_size + 2 * key_block);
+        const int bytes = 4 * query_tile * 2 * key_block;
         if (bytes > shared_bytes)
-            return "query_tile and key_block need " + std::to_string(bytes) + " bytes of shared memory at D = 64; at most " +
+            return "query_tile and key_block need " + std::to_string(bytes) + " bytes of shared memory; at most " +
                    std::to_string(shared_bytes) + " fit";
         return "";
     }
 };
 
-// Vulkan: 16 rows × 32 keys fit lavapipe's 32 KiB for D up to 128 (28 KiB). CUDA, OpenCL: 32 rows
-// × 64 keys take 40 KiB at D = 64 (64 KiB at D = 128: beyond CUDA's 48 KiB without an opt-in,
-// which no GPU run here has checked Halide's runtime makes).
+// CUDA, OpenCL: 16 rows × 16 keys (2 KiB of shared memory): 11.6 ms for plain attention at the
+// benchmark's shape on an H200 (2026-12-04, tune/grid.py), against 26.6 ms with 32 × 32 and
+// 12.0–12.4 ms with 32, 64 or 128 rows × 16 keys; 32 keys or more took 16.7–37 ms. Vulkan: 16 rows
+// × 32 keys, checked on lavapipe only (Halide 21's Vulkan runtime aborted on the H200's driver).
 inline AttentionParams attention_defaults(bool vulkan = false) {
     AttentionParams p;
-    p.query_tile = vulkan ? 16 : 32;
-    p.key_block = vulkan ? 32 : 64;  // 2 × 8 KiB of shared logits and probabilities per block (CUDA, OpenCL)
+    p.query_tile = 16;
+    p.key_block = vulkan ? 32 : 16;
     p.shared_bytes = vulkan ? 32 << 10 : 48 << 10;
     return p;
 }
@@ -63,12 +67,16 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     out.split(i, t, qi, p.query_tile, TailStrategy::GuardWithIf).reorder(d, qi, t, h, b).gpu_blocks(t, h, b).gpu_threads(qi);
     for (Func f : {st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
 
-    // Only the running state and, per key block, the logits and probabilities are shared: 3·D + 2·key_block
-    // floats per row. A thread reads its q row where it uses it, and accumulates each channel of
-    // the block's p·v in a register.
-    // The loops over a block's keys are unrolled and those over channels by 8 (unrolled_sum.h),
-    // which cuts the loop iterations a thread runs to ~5·D + 64 per key block.
-    st.state.compute_at(out, t).gpu_threads(i);
+    // Shared: per key block, the tile's logits and probabilities (2·key_block floats per row).
+    // Global ("heap", one slice per block, the row innermost): the tile's q rows, so that a warp
+    // reads one channel of its 32 rows as one line, and the running state, touched once per key
+    // block. (The q rows in shared memory were overwritten after the first key block on PoCL:
+    // Halide 21 let the block's logits reuse their space.) A thread accumulates each channel of
+    // the block's p·v in a register. The loops over a block's keys are unrolled and those over
+    // channels by 8 (unrolled_sum.h), which cuts the loop iterations a thread runs to ~5·D + 64
+    // per key block.
+    for (Func f : {st.q_rows, st.state}) f.compute_at(out, t).store_in(MemoryType::Heap).gpu_threads(i);
+    st.state.reorder_storage(i, d);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
     st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
     st.score.compute_at(st.logit, jj);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "Halide.h"
+#include "schedules/gpu/tile_rows.h"
 #include "schedules/specialize.h"
 
 namespace posattn::gpu {
@@ -39,18 +40,18 @@ inline EncodingParams encoding_defaults() {
 inline Halide::Stage gpu_rows(Halide::Func out, Halide::Var x, Halide::Var xi, std::vector<Halide::VarOrRVar> inner,
                               const EncodingParams &p) {
     using namespace Halide;
-    Var xo("xo");
     if (out.has_update_definition()) {
-        RVar k = out.rvars()[0], ko("ko"), ki("ki");
+        RVar k = out.rvars()[0];
         Stage rows = out.update();
         inner.insert(inner.end(), {x, k});
-        rows.reorder(inner).allow_race_conditions()
-            .gpu_tile(x, k, xo, ko, xi, ki, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+        rows.reorder(inner).allow_race_conditions();
+        gpu_tile_rows(rows, x, k, xi, p.channel_threads, p.row_threads);
         return rows;
     }
-    Var s = out.args()[out.dimensions() - 2], b = out.args()[out.dimensions() - 1], row("row"), ro("ro"), ri("ri");
+    Var s = out.args()[out.dimensions() - 2], b = out.args()[out.dimensions() - 1], row("row");
     inner.insert(inner.end(), {x, s, b});
-    out.reorder(inner).fuse(s, b, row).gpu_tile(x, row, xo, ro, xi, ri, p.channel_threads, p.row_threads, TailStrategy::GuardWithIf);
+    out.reorder(inner).fuse(s, b, row);
+    gpu_tile_rows(out, x, row, xi, p.channel_threads, p.row_threads);
     return out;
 }
 

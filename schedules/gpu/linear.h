@@ -5,6 +5,7 @@
 
 #include "Halide.h"
 #include "generators/linear.h"
+#include "schedules/gpu/tile_rows.h"
 
 namespace posattn::gpu {
 
@@ -28,8 +29,8 @@ inline LinearParams linear_defaults() {
 
 inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearParams &p) {
     using namespace Halide;
-    Var o = out.args()[0], n = out.args()[1], oo("oo"), oi("oi"), no("no"), ni("ni");
-    out.gpu_tile(o, n, oo, no, oi, ni, p.output_threads, p.row_threads, TailStrategy::GuardWithIf);
+    Var o = out.args()[0], n = out.args()[1], oi("oi");
+    gpu_tile_rows(out, o, n, oi, p.output_threads, p.row_threads);
     st.product.compute_at(out, oi);
     Var wo = st.weight_by_output.args()[0], we = st.weight_by_output.args()[1], wbo("wbo"), wbi("wbi"), web("web"), wei("wei");
     st.weight_by_output.compute_root().gpu_tile(wo, we, wbo, web, wbi, wei, p.output_threads, p.row_threads,

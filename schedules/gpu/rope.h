@@ -4,6 +4,7 @@
 #pragma once
 
 #include "Halide.h"
+#include "schedules/gpu/tile_rows.h"
 
 namespace posattn::gpu {
 
@@ -41,10 +42,9 @@ inline void schedule_rope(Halide::Func out, Halide::Func out_pass, Halide::Func 
         .gpu_tile(ci, cl, cio, clo, cii, cli, p.pair_threads, p.position_threads, TailStrategy::GuardWithIf)
         .gpu_blocks(cb);
     if (!out_pass.defined()) return;
-    Var c = out_pass.args()[0], row("row"), co("co"), cc("cc"), ro("ro"), ri("ri");
-    out_pass.fuse(out_pass.args()[1], out_pass.args()[2], row)
-        .fuse(row, out_pass.args()[3], row)
-        .gpu_tile(c, row, co, ro, cc, ri, p.pair_threads, p.position_threads, TailStrategy::GuardWithIf);
+    Var c = out_pass.args()[0], row("row");
+    out_pass.fuse(out_pass.args()[1], out_pass.args()[2], row).fuse(row, out_pass.args()[3], row);
+    gpu_tile_rows(out_pass, c, row, Var("cc"), p.pair_threads, p.position_threads);
 }
 
 }  // namespace posattn::gpu
