@@ -55,9 +55,9 @@ def test_rope_on_device_arrays(device_buffers, rng):
 
 @pytest.mark.parametrize("in_place", [True, False])
 def test_partial_rope_and_odd_sinusoid_on_device_arrays(device_buffers, rng, in_place):
-    """The channels a device handle cannot view alone (partial RoPE's pass-through, an odd
-    sinusoid's last channel) are written through host copies: every element checked, and the
-    bytes of a device out past its elements left as they were."""
+    """The channels a device handle cannot view alone are written by the runtime (partial RoPE's
+    pass-through by a copy of x on the device, an odd sinusoid's last channel through a host
+    copy): every element checked, and the bytes of a device out past its elements left as they were."""
     x = rng.standard_normal((2, 3, 5, 12)).astype(np.float32)
     positions = rng.integers(-100, 4096, size=(2, 5)).astype(np.int32)
     x_handle = device_buffers.buffer(x)

@@ -96,6 +96,8 @@ int64_t span_bytes(const Tensor &t);
 // span_bytes(t) laid out alike; the bytes between elements are not copied.
 void device_to_host(const Tensor &t, const CallOptions &call, void *host);
 void host_to_device(const void *host, const Tensor &t, const CallOptions &call);
+// Copies the elements of device tensor `from` into device tensor `to`, shaped alike, on the device.
+void device_copy(const Tensor &from, const Tensor &to, const CallOptions &call);
 
 // Tensor t as host memory, for the runtime's own reads and writes around a kernel: t itself, or
 // for a device buffer a host copy laid out alike (zeros, or its elements where `read`), whose

@@ -309,6 +309,28 @@ void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host
 }  // namespace
 
 void device_to_host(const Tensor &t, const CallOptions &call, void *host) { transfer(t, call, host, true); }
+
+void device_copy(const Tensor &from, const Tensor &to, const CallOptions &call) {
+    const halide_device_interface_t *interface = device_interface(call);
+    HalideView source(from, false), destination(to, true);
+    halide_buffer_t *src = source.buffer(), *dst = destination.buffer();
+    int status = halide_device_wrap_native(nullptr, src, reinterpret_cast<uint64_t>(from.data), interface);
+    if (status == 0) {
+        status = halide_device_wrap_native(nullptr, dst, reinterpret_cast<uint64_t>(to.data), interface);
+        if (status == 0) {
+            src->set_device_dirty(true);
+            status = halide_buffer_copy(nullptr, src, interface, dst);
+            if (status == 0) status = halide_device_sync(nullptr, dst);
+            dst->set_device_dirty(false);
+            halide_device_detach_native(nullptr, dst);
+        }
+        src->set_device_dirty(false);
+        halide_device_detach_native(nullptr, src);
+    }
+    if (status != 0)
+        throw Error(Error::Kind::kernel_failed, "posattn: copying between device buffers failed (Halide status " +
+                                                    std::to_string(status) + ")");
+}
 void host_to_device(const void *host, const Tensor &t, const CallOptions &call) {
     transfer(t, call, const_cast<void *>(host), false);
 }
