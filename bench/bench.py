@@ -643,7 +643,11 @@ def device_table(args, rng):
     with the reason."""
     global DEVICE
     DEVICE = args.device
-    copy = device_copy_bandwidth(APIS[args.device](), args.repeats) if args.device in APIS else None
+    try:  # (no driver, or a build without the API: the kernels then say so one by one)
+        copy = device_copy_bandwidth(APIS[args.device](), args.repeats) if args.device in APIS else None
+    except Exception as e:
+        print(f"no device buffers on {args.device}: {str(e).splitlines()[0] if str(e) else type(e).__name__}")
+        copy = None
     print(f"device: {args.device}; host: {platform.processor() or platform.machine()}, {THREADS} CPU threads; "
           + (f"device copy {copy / 1e9:.0f} GB/s" if copy else "no device buffers on this API") + "\n")
     print("Speed and speed-ups are of the device-array time where there is one, else of the host-array time.\n")

@@ -12,7 +12,7 @@ namespace posattn {
 // A kernel is compiled once per shape class it declares (kernels.json), each with its own defaults
 // and tuned records: "" for any shape; "decode" for a few query rows per tile, which the runtime
 // picks for such calls (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain
-// tiles, until they are timed on a GPU.
+// tiles (on an H200 the decode shape's 8 blocks were slower than the host CPU: README Backends).
 inline void check_shape_class(const std::string &shape_class) {
     if (!shape_class.empty() && shape_class != "decode")
         throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '' or 'decode'");

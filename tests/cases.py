@@ -398,7 +398,7 @@ def attention_cases():
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2
         (2, 4, 2, 45, 300, 32, 32, True, [300, 170], None, "contiguous", 64),  # sliding window, GQA, padding
         (1, 2, 2, 37, 37, 16, 16, False, None, None, "contiguous", 5),          # window without causal
-        # Head sizes of LLaMA and Gemma (a GPU block's shared memory grows with D):
+        # Head sizes of LLaMA and Gemma (a GPU block's shared memory grew with D, past CUDA's 48 KiB):
         (1, 8, 2, 1, 150, 128, 128, True, None, None, "contiguous", 0),         # D = 128, GQA decode
         (1, 2, 2, 40, 70, 256, 256, True, None, None, "contiguous", 0),         # D = 256
     ]

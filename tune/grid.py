@@ -38,7 +38,12 @@ def main():
         workdir = (args.out / function).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
         compiler = tune.Compiler(function, tune.GPU_TARGETS[args.device], workdir)
-        lines = [f"{tune.text(params)}\t{compiler.build(params)}" for params in grid(function, args.device)]
+        lines = []
+        for params in grid(function, args.device):
+            try:
+                lines.append(f"{tune.text(params)}\t{compiler.build(params)}")
+            except RuntimeError as e:  # said, and left out of the grid
+                print(f"{function} {tune.text(params)}: does not compile: {e}", flush=True)
         (args.out / f"{function}.tsv").write_text("\n".join(lines) + "\n")
         print(f"{function}: {len(lines)} candidates in {workdir}", flush=True)
 

@@ -167,7 +167,6 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     // of them host memory, through host images after it.
     const bool on_device = x.memory == Memory::device || out.memory == Memory::device, pass_in_kernel = r < D && !on_device;
     const bool both_on_device = x.memory == Memory::device && out.memory == Memory::device;
-    if (r < D && both_on_device && !in_place) detail::device_copy(x, out, call);
     KernelCall kernel(pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
     kernel.arg("x", x_view).arg("positions", pos_view).arg("turns", turns_view)
         .arg("attention_factor", f.attention_factor).arg("out", out_view);
@@ -175,6 +174,7 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     if (pass_in_kernel)
         kernel.arg("x_pass", x_pass.emplace(detail::channels(x, r, D), false))
             .arg("out_pass", out_pass.emplace(detail::channels(out, r, D), true));
+    if (r < D && both_on_device && !in_place) detail::device_copy(x, out, call);  // (last: nothing left to refuse)
     kernel.run();
     out_view.finish();
     if (out_pass) out_pass->finish();

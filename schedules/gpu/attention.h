@@ -18,6 +18,7 @@
 
 #include "Halide.h"
 #include "generators/attention.h"
+#include "schedules/gpu/tile_rows.h"
 #include "schedules/gpu/unrolled_sum.h"
 
 namespace posattn::gpu {
@@ -35,9 +36,10 @@ struct AttentionParams {
         visit("query_tile", query_tile, {16, 32, 64, 128});
         visit("key_block", key_block, {8, 16, 32, 64, 128});
     }
-    // A block's shared memory is 4·query_tile·2·key_block bytes, whatever the head size.
+    // A block's shared memory, its logits, probabilities and their two per-block statistics, is
+    // 4·query_tile·(2·key_block + 2) bytes, whatever the head size.
     std::string invalid() const {
-        const int bytes = 4 * query_tile * 2 * key_block;
+        const int bytes = 4 * query_tile * (2 * key_block + 2);
         if (bytes > shared_bytes)
             return "query_tile and key_block need " + std::to_string(bytes) + " bytes of shared memory; at most " +
                    std::to_string(shared_bytes) + " fit";
@@ -45,10 +47,10 @@ struct AttentionParams {
     }
 };
 
-// CUDA, OpenCL: 16 rows × 16 keys (2 KiB of shared memory): 11.6 ms for plain attention at the
+// CUDA, OpenCL: 16 rows × 16 keys (2.1 KiB of shared memory): 11.6 ms for plain attention at the
 // benchmark's shape on an H200 (2026-12-04, tune/grid.py), against 26.6 ms with 32 × 32 and
 // 12.0–12.4 ms with 32, 64 or 128 rows × 16 keys; 32 keys or more took 16.7–37 ms. Vulkan: 16 rows
-// × 32 keys, checked on lavapipe only (Halide 21's Vulkan runtime aborted on the H200's driver).
+// × 32 keys, run on lavapipe only (Halide 21's Vulkan runtime aborted on the H200's driver).
 inline AttentionParams attention_defaults(bool vulkan = false) {
     AttentionParams p;
     p.query_tile = 16;
@@ -70,7 +72,8 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // Shared: per key block, the tile's logits and probabilities (2·key_block floats per row).
     // Global ("heap", one slice per block, the row innermost): the tile's q rows, so that a warp
     // reads one channel of its 32 rows as one line, and the running state, touched once per key
-    // block. (The q rows in shared memory were overwritten after the first key block on PoCL:
+    // block (4·(D + 3·Dv) bytes a query row and head, allocated per call: 512 MiB at
+    // [2, 32, 4096, 128]). (The q rows in shared memory were overwritten after the first key block on PoCL:
     // Halide 21 let the block's logits reuse their space.) A thread accumulates each channel of
     // the block's p·v in a register. The loops over a block's keys are unrolled and those over
     // channels by 8 (unrolled_sum.h), which cuts the loop iterations a thread runs to ~5·D + 64
@@ -97,10 +100,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     for (Func x : {st.q_transformed, st.k_transformed}) {  // once per call
         if (!x.defined()) continue;
         Var xd = x.args()[0], xj = x.args()[1], xh = x.args()[2], xb = x.args()[3];
-        Var xhb("xhb"), xdo("xdo"), xdi("xdi"), xjo("xjo"), xji("xji");
-        x.compute_root().fuse(xh, xb, xhb)
-            .gpu_tile(xd, xj, xdo, xjo, xdi, xji, 32, 8, TailStrategy::GuardWithIf)
-            .gpu_blocks(xhb);
+        Var xhb("xhb");
+        x.compute_root().fuse(xh, xb, xhb);
+        gpu_tile_rows(x, xd, xj, Var("xdi"), 32, 8);
+        x.gpu_blocks(xhb);
     }
 }
 

@@ -1,6 +1,7 @@
 // GPU schedules (CUDA, OpenCL, Vulkan) of the elementwise encodings (table and fused "x + PE"
 // forms): one thread per (channel, row) output, rows = (batch, position) fused; per-channel
-// tables computed once per call by their own kernel. Not timed on a GPU yet (none here).
+// tables computed once per call by their own kernel. Timed on an H200 (README Backends): 8–37% of
+// its copy bandwidth, whatever the block shape.
 #pragma once
 
 #include <string>

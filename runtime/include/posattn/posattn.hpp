@@ -58,7 +58,8 @@ private:
 // weights of attention's variants) is host memory. Where the runtime's own work around a kernel
 // touches a device buffer (FLOATER's p0, W1, W2 and out; linear with E = 0; the last channel of
 // an odd sinusoid D and partial RoPE's pass-through channels, which a device handle cannot view
-// alone), it goes through a host copy of the whole buffer.
+// alone), it goes through a host copy of the whole buffer; partial RoPE with x and out both on
+// the device copies x to out on the device instead, then rotates.
 struct CallOptions {
     std::string schedule = "hand";
     std::string device = "cpu";
