@@ -30,7 +30,7 @@ from posattn import _probes, reference
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # device buffers made as a caller makes them
-from device_buffers import APIS, DEVICE_INPUTS, OUTPUTS, device_capable_functions  # noqa: E402
+from device_buffers import APIS, device_capable_functions, to_device_operands  # noqa: E402
 
 THREADS = 2
 DEVICE = "cpu"  # --device: where the kernels run (bench.run / bench.verify take a call: on(schedule))
@@ -579,21 +579,15 @@ class Resident:
         self.memory = memory
         self.buffers = {}  # id of a host array: (the array, kept alive; its DeviceArray)
 
-    def operand(self, a):
-        if not (isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size):
-            return a
-        if id(a) not in self.buffers:
-            self.buffers[id(a)] = (a, posattn.DeviceArray(self.memory.buffer(np.ascontiguousarray(a)), a.shape))
-        return self.buffers[id(a)][1]
+    def upload(self, a):
+        return a, posattn.DeviceArray(self.memory.buffer(np.ascontiguousarray(a)), a.shape)
 
     def wrap(self, fn):
         signature = inspect.signature(fn)
 
         def call(*args, **kwargs):
             bound = signature.bind(*args, **kwargs)
-            for name in DEVICE_INPUTS + OUTPUTS:
-                if name in bound.arguments:
-                    bound.arguments[name] = self.operand(bound.arguments[name])
+            to_device_operands(bound, self.upload, self.buffers)
             if "check_finite" in signature.parameters:  # its scan reads device operands back to the host
                 bound.arguments["check_finite"] = False
             return fn(*bound.args, **bound.kwargs)

@@ -103,6 +103,18 @@ DEVICE_INPUTS = ("x", "table", "q", "k", "v", "amplitude", "frequency", "phase",
 OUTPUTS = ("out", "real", "imag")
 
 
+def to_device_operands(bound, upload, uploaded):
+    """Each float32 array a call (bound arguments) may take as a device input or output replaced by
+    the DeviceArray of uploaded[id(array)], made by upload(array) once per array (in place, out is
+    x itself)."""
+    for name in DEVICE_INPUTS + OUTPUTS:
+        a = bound.arguments.get(name)
+        if isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size:
+            if id(a) not in uploaded:
+                uploaded[id(a)] = upload(a)
+            bound.arguments[name] = uploaded[id(a)][-1]
+
+
 def through_device_buffers(memory, fn):
     """fn (a posattn call) with every float32 array it is given as a device input or output made a
     device buffer of `memory` (a contiguous copy): outputs are read back into the caller's arrays,
@@ -113,13 +125,11 @@ def through_device_buffers(memory, fn):
         bound = signature.bind(*args, **kwargs)
         uploaded = {}  # id of the caller's array: (array, its contiguous copy, the device buffer)
         outputs = {id(bound.arguments.get(name)) for name in OUTPUTS}
-        for name in DEVICE_INPUTS + OUTPUTS:
-            a = bound.arguments.get(name)
-            if isinstance(a, np.ndarray) and a.dtype == np.float32 and a.size:
-                if id(a) not in uploaded:  # in place: out is x itself
-                    copy = np.ascontiguousarray(a)
-                    uploaded[id(a)] = (a, copy, posattn.DeviceArray(memory.buffer(copy), a.shape))
-                bound.arguments[name] = uploaded[id(a)][2]
+
+        def upload(a):
+            copy = np.ascontiguousarray(a)
+            return a, copy, posattn.DeviceArray(memory.buffer(copy), a.shape)
+        to_device_operands(bound, upload, uploaded)
         result = fn(*bound.args, **bound.kwargs)
         for key, (host, copy, device) in uploaded.items():
             value = memory.read(device.handle, copy)

@@ -281,26 +281,45 @@ const halide_device_interface_t *device_interface(const CallOptions &call) {
 
 namespace {
 
+// Device tensor t's Halide view with its handle wrapped (status() says whether that worked) and,
+// optionally, `host` as its host side; detached again, its dirty bits cleared, when it goes.
+class WrappedDevice {
+public:
+    WrappedDevice(const Tensor &t, bool output, const halide_device_interface_t *interface, void *host = nullptr)
+        : view_(t, output) {
+        buffer()->host = static_cast<uint8_t *>(host);
+        status_ = halide_device_wrap_native(nullptr, buffer(), reinterpret_cast<uint64_t>(t.data), interface);
+    }
+    WrappedDevice(const WrappedDevice &) = delete;
+    WrappedDevice &operator=(const WrappedDevice &) = delete;
+    ~WrappedDevice() {
+        if (status_ != 0) return;
+        buffer()->set_host_dirty(false), buffer()->set_device_dirty(false);
+        halide_device_detach_native(nullptr, buffer());
+    }
+    int status() const { return status_; }
+    halide_buffer_t *buffer() { return view_.buffer(); }
+
+private:
+    HalideView view_;
+    int status_ = 0;
+};
+
 // Copies the elements of device tensor t from or to `host`, laid out alike, through t's own
 // Halide view (32-bit extents per dimension, where a flat byte view of a span over 2 GiB would
 // not fit; the bytes between elements are not copied).
 void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host) {
     const halide_device_interface_t *interface = device_interface(call);
-    HalideView view(t, false);
+    WrappedDevice view(t, false, interface, host);
     halide_buffer_t *b = view.buffer();
-    b->host = static_cast<uint8_t *>(host);
-    int status = halide_device_wrap_native(nullptr, b, reinterpret_cast<uint64_t>(t.data), interface);
-    if (status == 0) {
-        if (to_host) {
-            b->set_device_dirty(true);
-            status = halide_copy_to_host(nullptr, b);
-        } else {
-            b->set_host_dirty(true);
-            status = halide_copy_to_device(nullptr, b, interface);
-            if (status == 0) status = halide_device_sync(nullptr, b);
-        }
-        b->set_host_dirty(false), b->set_device_dirty(false);
-        halide_device_detach_native(nullptr, b);
+    int status = view.status();
+    if (status == 0 && to_host) {
+        b->set_device_dirty(true);
+        status = halide_copy_to_host(nullptr, b);
+    } else if (status == 0) {
+        b->set_host_dirty(true);
+        status = halide_copy_to_device(nullptr, b, interface);
+        if (status == 0) status = halide_device_sync(nullptr, b);
     }
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, "posattn: copying a device buffer " + std::string(to_host ? "to" : "from") +
@@ -309,30 +328,22 @@ void transfer(const Tensor &t, const CallOptions &call, void *host, bool to_host
 }  // namespace
 
 void device_to_host(const Tensor &t, const CallOptions &call, void *host) { transfer(t, call, host, true); }
+void host_to_device(const void *host, const Tensor &t, const CallOptions &call) {
+    transfer(t, call, const_cast<void *>(host), false);
+}
 
 void device_copy(const Tensor &from, const Tensor &to, const CallOptions &call) {
     const halide_device_interface_t *interface = device_interface(call);
-    HalideView source(from, false), destination(to, true);
-    halide_buffer_t *src = source.buffer(), *dst = destination.buffer();
-    int status = halide_device_wrap_native(nullptr, src, reinterpret_cast<uint64_t>(from.data), interface);
+    WrappedDevice source(from, false, interface), destination(to, true, interface);
+    int status = source.status() != 0 ? source.status() : destination.status();
     if (status == 0) {
-        status = halide_device_wrap_native(nullptr, dst, reinterpret_cast<uint64_t>(to.data), interface);
-        if (status == 0) {
-            src->set_device_dirty(true);
-            status = halide_buffer_copy(nullptr, src, interface, dst);
-            if (status == 0) status = halide_device_sync(nullptr, dst);
-            dst->set_device_dirty(false);
-            halide_device_detach_native(nullptr, dst);
-        }
-        src->set_device_dirty(false);
-        halide_device_detach_native(nullptr, src);
+        source.buffer()->set_device_dirty(true);
+        status = halide_buffer_copy(nullptr, source.buffer(), interface, destination.buffer());
+        if (status == 0) status = halide_device_sync(nullptr, destination.buffer());
     }
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, "posattn: copying between device buffers failed (Halide status " +
                                                     std::to_string(status) + ")");
-}
-void host_to_device(const void *host, const Tensor &t, const CallOptions &call) {
-    transfer(t, call, const_cast<void *>(host), false);
 }
 
 }  // namespace detail
