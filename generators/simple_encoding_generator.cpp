@@ -34,7 +34,7 @@ public:
     Input<Buffer<double, 1>> *inv_length = nullptr;    // normalized: [B]
     Input<bool> *signed_bits = nullptr, *msb_first = nullptr;  // binary
     Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
-    Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr;  // sin_only: PositionSplit
+    Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr, *fine_bits = nullptr;  // sin_only: PositionSplit
     Input<Buffer<int32_t, 2>> *rows = nullptr;         // sin_only: (s, b, high, low) per row, trig.h OrderedRows
     Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
     Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
@@ -51,6 +51,7 @@ public:
             low_bits = add_input<int32_t>("low_bits");
             high_first = add_input<int32_t>("high_first");
             high_rows = add_input<int32_t>("high_rows");
+            fine_bits = add_input<int32_t>("fine_bits");
         } else if (kind != "integer") {
             throw CompileError("simple_encoding: unknown kind '" + std::string(kind) +
                                "'; expected integer, normalized, binary or sin_only");
@@ -81,7 +82,7 @@ public:
             } else {
                 auto turn = [&](Expr position) { return fixed_point_turn(position, (*turns)(c, 0), (*turns)(c, 1)); };
                 auto sin_cos = [&](Expr position) { return sin_cos_of_turns(turn(position)); };
-                Expr from_tables = split().from_tables(high_table, low_table, c, row, ordered->high_of(n), ordered->low_of(n), sin_cos)[0];
+                Expr from_tables = split().from_tables(tables, c, row, ordered->high_of(n), ordered->low_of(n), sin_cos)[0];
                 pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
             }
             return fused ? (*x)(c, row_s, row_b) + pe : pe;
@@ -92,6 +93,7 @@ public:
             low_bits->set_estimate(6);
             high_first->set_estimate(0);
             high_rows->set_estimate(64);
+            fine_bits->set_estimate(0);
             turns->set_estimates({{0, 1024}, {0, 2}});
         } else {
             out(c, s, b) = value_of_row(Expr());
@@ -111,7 +113,7 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, {high_table, low_table}, split().uses_tables());
+        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, tables.all(), split().paths());
         else schedule_encoding(get_target(), schedule_params, out);
         if (kind == "binary") {
             std::vector<Expr> flag_pairs;
@@ -122,10 +124,10 @@ public:
     }
 
 private:
-    PositionSplit split() const { return {*low_bits, *high_first, *high_rows}; }  // sin_only
+    PositionSplit split() const { return {*low_bits, *high_first, *high_rows, *fine_bits}; }  // sin_only
 
     Var c{"c"}, s{"s"}, b{"b"}, row{"row"};
-    Func high_table{"high_table"}, low_table{"low_table"};  // sin_only
+    PositionSplit::Tables tables;  // sin_only
 };
 
 }  // namespace posattn

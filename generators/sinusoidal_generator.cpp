@@ -27,7 +27,7 @@ public:
 
     Input<Buffer<int32_t, 2>> rows{"rows"};  // (s, b, high, low) of each row, in the order to compute them: trig.h OrderedRows
     Input<Buffer<int32_t, 2>> turns{"turns"};  // ω_i/2π, [2, d'/2]: trig.h fixed_point_turn
-    Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"};  // PositionSplit
+    Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"}, fine_bits{"fine_bits"};  // PositionSplit
     Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
     Output<Buffer<float, 4>> out{"out"};   // pair view of [B, S, D]
 
@@ -43,7 +43,7 @@ public:
         // Row n of the order in which rows are computed, and its position's parts.
         OrderedRows ordered(rows, out.dim(2).extent(), out.dim(3).extent());
         Expr high = ordered.high_of(n), low = ordered.low_of(n);
-        pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(high_table, low_table, i, h, high, low, sin_cos),
+        pair_sin_cos(i, n) = select(split().uses_tables(), split().from_tables(tables, i, h, high, low, sin_cos),
                                     sin_cos(split().position(high, low)));
         auto value_of_row = [&](Expr row) {
             Expr pe = select(m == 0, pair_sin_cos(i, row)[0], pair_sin_cos(i, row)[1]);
@@ -56,6 +56,7 @@ public:
         low_bits.set_estimate(6);
         high_first.set_estimate(0);
         high_rows.set_estimate(64);
+        fine_bits.set_estimate(0);
         for (OutputImageParam view : pair_views()) {
             view.dim(0).set_stride(Expr());  // 1 (half) or 2 (interleaved)
             view.dim(1).set_bounds(0, 2);
@@ -75,8 +76,9 @@ public:
             interleaved = interleaved.defined() ? interleaved && view_interleaved : view_interleaved;
             half = half.defined() ? half && view_half : view_half;
         }
-        schedule_pair_encoding(get_target(), schedule_params, out, {pair_turns, high_table, low_table}, pair_sin_cos,
-                               {interleaved, half}, split().uses_tables());
+        std::vector<Func> column_tables = tables.all();
+        column_tables.push_back(pair_turns);
+        schedule_pair_encoding(get_target(), schedule_params, out, column_tables, pair_sin_cos, {interleaved, half}, split().paths());
     }
 
 private:
@@ -87,9 +89,10 @@ private:
     }
 
     Var i{"i"}, m{"m"}, h{"h"}, n{"n"};
-    Func pair_turns{"pair_turns"}, pair_sin_cos{"pair_sin_cos"}, high_table{"high_table"}, low_table{"low_table"};
+    Func pair_turns{"pair_turns"}, pair_sin_cos{"pair_sin_cos"};
+    PositionSplit::Tables tables;
 
-    PositionSplit split() const { return {low_bits, high_first, high_rows}; }
+    PositionSplit split() const { return {low_bits, high_first, high_rows, fine_bits}; }
 };
 
 }  // namespace posattn

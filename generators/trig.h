@@ -145,27 +145,45 @@ inline Halide::Tuple sin_cos_of_sum(const Halide::Tuple &a, const Halide::Tuple 
 // where the tables would not be small, and splits each position itself (OrderedRows). The turns
 // of the parts add up exactly (fixed_point_turn); each table value is within 2 ulp, so a sum is
 // within ~3e-7 of the float64 reference typically.
+// With fine_bits > 0 the low part is split again, low = coarse·2^fine_bits + fine, into a table of
+// coarse parts and one of fine parts: three tables of ~2^(bits/3) rows instead of two of
+// ~2^(bits/2), for rows in their own order, which read the tables at random and so need them in a
+// core's L2 beside the streams of x and out (runtime/src/encodings.cpp), at two more loads and
+// four more FMAs per value.
 struct PositionSplit {
-    Halide::Expr low_bits, high_first, high_rows;  // scalar int32 inputs
+    Halide::Expr low_bits, high_first, high_rows, fine_bits;  // scalar int32 inputs
+
+    // The tables, over (channel, table row).
+    struct Tables {
+        Halide::Func high{"high_table"}, low{"low_table"}, fine{"fine_table"};
+        std::vector<Halide::Func> all() const { return {high, low, fine}; }
+    };
 
     Halide::Expr uses_tables() const { return high_rows > 0; }
+    Halide::Expr uses_fine_table() const { return fine_bits > 0; }  // (tells only where uses_tables())
+    // The ways a kernel reads (sin, cos), as nested conditions to specialize on
+    // (schedules/specialize.h): from tables, and then from three of them.
+    std::vector<Halide::Expr> paths() const { return {uses_tables(), uses_fine_table()}; }
+
     // The position of parts (high, low); without tables (low_bits = high_first = 0), high itself.
     // It fits in int32: (high_first + high)·2^low_bits is p rounded down to a multiple of 2^low_bits.
     Halide::Expr position(const Halide::Expr &high, const Halide::Expr &low) const {
         return (high_first + high) * (1 << low_bits) + low;
     }
 
-    // Defines the two tables over (channel c, table row) from sin_cos(position), the (sin, cos) of
+    // Defines the tables over (channel c, table row) from sin_cos(position), the (sin, cos) of
     // position·ω_c, and returns (sin, cos) of the position of parts (high, low) read from them
     // (clamped, which also bounds the tables for Halide).
-    Halide::Tuple from_tables(Halide::Func high_table, Halide::Func low_table, const Halide::Var &c,
-                              const Halide::Var &row, const Halide::Expr &high, const Halide::Expr &low,
-                              const std::function<Halide::Tuple(Halide::Expr)> &sin_cos) const {
+    Halide::Tuple from_tables(const Tables &tables, const Halide::Var &c, const Halide::Var &row, const Halide::Expr &high,
+                              const Halide::Expr &low, const std::function<Halide::Tuple(Halide::Expr)> &sin_cos) const {
         using Halide::clamp;
-        high_table(c, row) = sin_cos(position(row, 0));
-        low_table(c, row) = sin_cos(row);
-        return sin_cos_of_sum(high_table(c, clamp(high, 0, Halide::max(high_rows, 1) - 1)),
-                              low_table(c, clamp(low, 0, (1 << low_bits) - 1)));
+        tables.high(c, row) = sin_cos(position(row, 0));
+        tables.low(c, row) = sin_cos(row * (1 << fine_bits));
+        tables.fine(c, row) = sin_cos(row);
+        Halide::Expr fine_mask = (1 << fine_bits) - 1;
+        Halide::Tuple coarse = tables.low(c, clamp(low >> fine_bits, 0, (1 << (low_bits - fine_bits)) - 1));
+        Halide::Tuple low_part = Halide::select(uses_fine_table(), sin_cos_of_sum(coarse, tables.fine(c, clamp(low & fine_mask, 0, fine_mask))), coarse);
+        return sin_cos_of_sum(tables.high(c, clamp(high, 0, Halide::max(high_rows, 1) - 1)), low_part);
     }
 };
 

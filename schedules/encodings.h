@@ -10,20 +10,20 @@
 namespace posattn {
 
 // out(c, s, b): an elementwise encoding over channels c, reading the per-channel tables
-// column_tables(c) or (c, row); `uses_tables` (if defined), the condition under which it reads the
-// two-dimensional ones (trig.h PositionSplit), gets a loop nest of its own.
+// column_tables(c) or (c, row); each of `paths`, the conditions under which it reads the
+// two-dimensional ones in one way or another (trig.h PositionSplit::paths), gets a loop nest of its own.
 inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
                               const std::vector<Halide::Func> &column_tables = {},
-                              const Halide::Expr &uses_tables = Halide::Expr()) {
+                              const std::vector<Halide::Expr> &paths = {}) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        cpu::schedule_encoding(out, column_tables, uses_tables, parse_schedule_params(params, x86::encoding_defaults()));
+        cpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(params, x86::encoding_defaults()));
         break;
     case TargetFamily::arm:
-        cpu::schedule_encoding(out, column_tables, uses_tables, parse_schedule_params(params, arm::encoding_defaults()));
+        cpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(params, arm::encoding_defaults()));
         break;
     case TargetFamily::gpu:
-        gpu::schedule_encoding(out, column_tables, uses_tables, parse_schedule_params(params, gpu::encoding_defaults()));
+        gpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(params, gpu::encoding_defaults()));
         break;
     }
 }
@@ -34,16 +34,16 @@ inline void schedule_encoding(const Halide::Target &target, const std::string &p
 // `layouts`: conditions under which the view's strides are constants (one per channel layout).
 inline void schedule_pair_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
                                    const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables) {
+                                   const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, uses_tables, parse_schedule_params(params, x86::encoding_defaults()));
+        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(params, x86::encoding_defaults()));
         break;
     case TargetFamily::arm:
-        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, uses_tables, parse_schedule_params(params, arm::encoding_defaults()));
+        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(params, arm::encoding_defaults()));
         break;
     case TargetFamily::gpu:
-        gpu::schedule_pair_encoding(out, column_tables, pairs, layouts, uses_tables, parse_schedule_params(params, gpu::encoding_defaults()));
+        gpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(params, gpu::encoding_defaults()));
         break;
     }
 }

@@ -117,12 +117,19 @@ public:
                 lowest = std::min(lowest, p);
                 highest = std::max(highest, p);
             });
-            low_bits_ = int32_t(std::lround(std::log2(double(int64_t(highest) - lowest + 1)) / 2));
-            // Arithmetic shifts: floor(p / 2^low_bits).
-            high_first_ = lowest >> low_bits_, high_rows_ = (highest >> low_bits_) - high_first_ + 1;
-            int64_t table_rows = (int64_t(1) << low_bits_) + high_rows_;
-            if (table_rows * kTableRowsPerOutputRow > rows || table_rows * table_row_bytes > table_bytes(by_position))
-                low_bits_ = high_first_ = high_rows_ = 0;
+            // Two tables of about half the positions' bits each; for rows in their own order, where
+            // those would not fit, three of about a third (trig.h PositionSplit, fine_bits).
+            const double bits = std::log2(double(int64_t(highest) - lowest + 1));
+            auto split_fits = [&](int32_t low_bits, int32_t fine_bits) {
+                low_bits_ = low_bits, fine_bits_ = fine_bits;
+                // Arithmetic shifts: floor(p / 2^low_bits).
+                high_first_ = lowest >> low_bits_, high_rows_ = (highest >> low_bits_) - high_first_ + 1;
+                int64_t table_rows = high_rows_ + (int64_t(1) << (low_bits_ - fine_bits_)) + (fine_bits_ ? int64_t(1) << fine_bits_ : 0);
+                return table_rows * kTableRowsPerOutputRow <= rows && table_rows * table_row_bytes <= table_bytes(by_position);
+            };
+            if (!split_fits(int32_t(std::lround(bits / 2)), 0) &&
+                (by_position || !split_fits(int32_t(std::lround(bits * 2 / 3)), int32_t(std::lround(bits / 3)))))
+                low_bits_ = high_first_ = high_rows_ = fine_bits_ = 0;
         }
         // Every row in its own order; with the number of rows of each part where they get sorted
         // by position: stably by the low part, then by the high part (no gathers, no divisions:
@@ -147,7 +154,7 @@ public:
     }
 
     void bind(KernelCall &kernel) {
-        kernel.arg("low_bits", low_bits_).arg("high_first", high_first_).arg("high_rows", high_rows_);
+        kernel.arg("low_bits", low_bits_).arg("high_first", high_first_).arg("high_rows", high_rows_).arg("fine_bits", fine_bits_);
         kernel.arg("rows", *rows_view_);
     }
 
@@ -163,7 +170,7 @@ private:
         for (const Row &row : from) to[size_t(first[size_t(row.*key)]++)] = row;
     }
 
-    int32_t low_bits_ = 0, high_first_ = 0, high_rows_ = 0;
+    int32_t low_bits_ = 0, high_first_ = 0, high_rows_ = 0, fine_bits_ = 0;
     std::vector<Row> rows_;  // in the order the kernel computes them
     std::optional<HalideView> rows_view_;
 };

@@ -49,11 +49,11 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const Halide::Expr &uses_tables, const EncodingParams &p) {
+                              const std::vector<Halide::Expr> &paths, const EncodingParams &p) {
     Halide::Var c = out.args()[0];
     Halide::Stage rows = parallel_rows(out, {c}, p);
     rows.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
-    specialize_cases(rows, {}, uses_tables);
+    specialize_cases(rows, {}, paths);
     schedule_column_tables(column_tables, p);
 }
 
@@ -63,13 +63,13 @@ inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> 
 // layout stores two dense vectors, and the interleaved one two stride-2 vectors, which Halide
 // merges into dense interleaving stores.
 inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables,
+                                   const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths,
                                    const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1];
     Stage rows = parallel_rows(out, {m, i}, p);
     rows.vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
-    specialize_cases(rows, layouts, uses_tables);
+    specialize_cases(rows, layouts, paths);
     pairs.compute_at(out, i).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
     schedule_column_tables(column_tables, p);
 }

@@ -70,20 +70,20 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const Halide::Expr &uses_tables, const EncodingParams &p) {
-    specialize_cases(gpu_rows(out, out.args()[0], Halide::Var("ci"), {}, p), {}, uses_tables);
+                              const std::vector<Halide::Expr> &paths, const EncodingParams &p) {
+    specialize_cases(gpu_rows(out, out.args()[0], Halide::Var("ci"), {}, p), {}, paths);
     schedule_column_tables(column_tables, p);
 }
 
 // Each thread computes one pair and stores both members.
 inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
-                                   const std::vector<Halide::Expr> &layouts, const Halide::Expr &uses_tables,
+                                   const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths,
                                    const EncodingParams &p) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1], ii("ii");
     Stage rows = gpu_rows(out, i, ii, {m}, p);
     rows.unroll(m);
-    specialize_cases(rows, layouts, uses_tables);
+    specialize_cases(rows, layouts, paths);
     pairs.compute_at(out, ii);
     schedule_column_tables(column_tables, p);
 }
