@@ -52,24 +52,34 @@ def _strided(a, rng):
 SPLIT_POSITIONS = (((3, 700), 70, -1500, 3000), ((1500,), 33, 2**31 - 4000, 4000), ((2, 900), 96, -2**31, 2500),
                    ((20,), 24, 2**31 - 1, 1), ((4, 5), 17, -2**31, 1))
 
-# Lowest positions of x + PE calls of [2, 512, 64] with 2^13 positions: two tables (~192 rows) would
-# break the runtime's limit of one table row per 8 output rows and three (~64) do not, so it splits
-# the positions three ways (generators/trig.h PositionSplit, fine_bits); near 0 and at either end of int32.
+# Lowest positions of calls of [2, 512] positions spanning 2^13, d = 64: two tables (~192 rows)
+# would break the runtime's limit of one table row per 8 output rows and three (~64) do not, so
+# where the rows run in their own order (x + PE forms; table forms on GPUs) it splits the
+# positions three ways (generators/trig.h PositionSplit, fine_bits), and a CPU table form, whose
+# rows are sorted, evaluates every value; near 0 and at either end of int32.
 THREE_WAY_SPLIT_FROM = (-4096, 2**31 - 2**13, -2**31)
 
 
-def _three_way_split_add(name, add, pe, **options):
-    """Cases of an x + PE call over THREE_WAY_SPLIT_FROM: add(x, positions, out=...), pe(positions, d)."""
+def _three_way_split(kind, pe, **options):
+    """Cases of posattn.<kind> and posattn.<kind>_add over THREE_WAY_SPLIT_FROM; pe(positions, d)
+    is the float64 reference table."""
     cases = []
-    for lowest in THREE_WAY_SPLIT_FROM:
-        def run(rng, call, lowest=lowest):
-            x = rng.standard_normal((2, 512, 64)).astype(np.float32)
-            positions = (lowest + rng.integers(0, 2**13, size=(2, 512))).astype(np.int32)
-            before, after = _untouched(x, positions)
-            out = poisoned(x.shape)
-            add()(x, positions, **options, out=out, **call)
-            return out, x.astype(np.float64) + pe(positions, 64), SIN_ATOL, SIN_RTOL, before, after
-        cases.append(Case(name, f"{_label(options)}-split3-B2-S512-D64-from{lowest}", run))
+    for fused in (False, True):
+        name = f"{kind}_add" if fused else kind
+        for lowest in THREE_WAY_SPLIT_FROM:
+            def run(rng, call, lowest=lowest, fused=fused, name=name):
+                positions = (lowest + rng.integers(0, 2**13, size=(2, 512))).astype(np.int32)
+                x = rng.standard_normal((2, 512, 64)).astype(np.float32) if fused else None
+                before, after = _untouched(*([x, positions] if fused else [positions]))
+                out = poisoned((2, 512, 64))
+                fn = getattr(posattn, name)  # looked up now: it may be wrapped
+                if fused:
+                    fn(x, positions, **options, out=out, **call)
+                else:
+                    fn(positions, 64, **options, out=out, **call)
+                expected = pe(positions, 64) + (x.astype(np.float64) if fused else 0)
+                return out, expected, SIN_ATOL, SIN_RTOL, before, after
+            cases.append(Case(f"posattn_{name}_f32", f"{_label(options)}-split3-P2x512-D64-from{lowest}", run))
     return cases
 
 
@@ -137,8 +147,8 @@ def sinusoidal_add_cases():
                               f"{'-split' if span < 10**5 else ''}",
                               run))
     for layout in ("interleaved", "half"):
-        cases += _three_way_split_add("posattn_sinusoidal_add_f32", lambda: posattn.sinusoidal_add,
-                                      lambda p, d, layout=layout: reference.sinusoidal(p, d, layout=layout), layout=layout)
+        cases += _three_way_split("sinusoidal", lambda p, d, layout=layout: reference.sinusoidal(p, d, layout=layout),
+                                  layout=layout)
     return cases
 
 
@@ -223,8 +233,8 @@ def simple_cases():
                     expected = x.astype(np.float64) + reference.sin_only(np.broadcast_to(positions, (3, 600)), 40, **options)
                     return out, expected, SIN_ATOL, SIN_RTOL, before, after
                 cases.append(Case("posattn_sin_only_add_f32", f"{_label(options)}-split-B3-S600-D40-broadcast", split_add))
-                cases += _three_way_split_add("posattn_sin_only_add_f32", lambda: posattn.sin_only_add,
-                                              lambda p, d, options=options: reference.sin_only(p, d, **options), **options)
+                cases += _three_way_split("sin_only", lambda p, d, options=options: reference.sin_only(p, d, **options),
+                                          **options)
             for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),
                                                   ((2, 9, 48), False, True)):
                 def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, options=options,
