@@ -94,6 +94,24 @@ def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, mea
                 posattn.attention(q, k, v, causal=True, window=window, schedule=name)
 
 
+@pytest.mark.parametrize("function, value_pass_keys", [("posattn_attn_plain_f32", 64), ("posattn_attn_shaw_f32", 1)])
+def test_value_passes_shorter_than_a_key_block_match_reference(tune, measure, tmp_path, rng, function, value_pass_keys):
+    """p·v in passes over fewer keys than a block (schedules/cpu/attention.h value_pass_keys): each
+    pass's sums in a register tile, or key by key (the decode class's default) with the sums of the
+    tile, and Shaw's relative values that they start from, in memory."""
+    params = dict(tune.Space(spaces()["x86"]["attention"]).defaults(), value_pass_keys=value_pass_keys)
+    name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(params))
+    q, k, v = (rng.standard_normal((1, 3, L, 24)).astype(np.float32) for L in (37, 300, 300))
+    masks = dict(causal=True, key_lengths=np.array([290], np.int32))
+    if function == "posattn_attn_shaw_f32":
+        rel_k, rel_v = (rng.standard_normal((2 * 5 + 1, 24)).astype(np.float32) for _ in range(2))
+        got = posattn.attention(q, k, v, shaw={"rel_k": rel_k, "rel_v": rel_v}, schedule=name, **masks)
+        expected = reference.shaw_attention(q, k, v, rel_k, rel_v, **masks)
+    else:
+        got, expected = posattn.attention(q, k, v, schedule=name, **masks), reference.attention(q, k, v, None, **masks)
+    np.testing.assert_allclose(got, expected, atol=2e-5, rtol=1e-5)
+
+
 def test_constraint_violation_is_rejected_at_compile_time(tune, tmp_path):
     compiler = tune.Compiler("posattn_attn_plain_f32", tune.host_target(), tmp_path)
     with pytest.raises(RuntimeError, match="query_tile must be a multiple of vector_width"):

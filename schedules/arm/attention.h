@@ -20,6 +20,7 @@ inline cpu::AttentionParams attention_defaults() {
     p.score_lanes = 1;
     p.relative_rows = 4;
     p.relative_keys = 4;
+    p.value_pass_keys = 512;
     return p;
 }
 

@@ -32,6 +32,12 @@ struct AttentionParams {
     int score_lanes = 0;
     int relative_rows = 0;  // table rows per register tile of a query-side relative term
     int relative_keys = 0;  // keys per register tile of a key-side relative term
+    // Keys per pass of p·v over the tile's register tiles. At least key_block: each register tile
+    // sums the whole block in registers, reading the block's values once per tile (a tile of one
+    // row group reads each value row in pieces, a pass per piece). Fewer: the tile's sums live in
+    // memory and each pass's values stay in L1 for every register tile. 1: key by key, each value
+    // row read whole and in order (decoding, which is memory-bound).
+    int value_pass_keys = 0;
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -45,6 +51,7 @@ struct AttentionParams {
         visit("score_lanes", score_lanes, {1, 4, 8, 16});
         visit("relative_rows", relative_rows, {4, 8, 16});
         visit("relative_keys", relative_keys, {4, 8, 16});
+        visit("value_pass_keys", value_pass_keys, {1, 64, 128, 512});
     }
     std::string invalid() const {
         if (query_tile % vector_width || query_tile % value_rows)
@@ -149,20 +156,57 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     st.state.update().never_partition(st.t, rb);
     merge_by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp);
     merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
-    // Always a full register tile: channels past Dv read a clamped column and are never merged.
-    auto value_register_tile = [&](Func f, const std::vector<RDom> &updates) {
-        f.compute_at(st.state, dvo).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.value_width).unroll(d).unroll(i);
-        for (size_t u = 0; u < updates.size(); u++) {
-            std::vector<VarOrRVar> order{d, i};
-            for (int dim = 0; dim < updates[u].dimensions(); dim++) order.push_back(updates[u][dim]);
-            f.update(u).reorder(order).vectorize(d, p.value_width).unroll(d).unroll(i);
+    // p·v stages (the block's p·v; the relative values it starts from) and each update's reduction
+    // variables.
+    auto reduction_vars = [](const std::vector<RDom> &updates) {
+        std::vector<std::vector<RVar>> vars;
+        for (const RDom &r : updates) {
+            vars.emplace_back();
+            for (int dim = 0; dim < r.dimensions(); dim++) vars.back().push_back(r[dim]);
         }
+        return vars;
     };
-    value_register_tile(st.block_out, {st.block_keys});
-    if (st.relative_values.defined()) {
-        value_register_tile(st.relative_values, st.value_groups);
-        st.group_sum.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
+    auto with_channels_and_rows_inside = [&](Stage s, const std::vector<RVar> &reduction) {
+        std::vector<VarOrRVar> order{d, i};
+        order.insert(order.end(), reduction.begin(), reduction.end());
+        return s.reorder(order);
+    };
+    // Always a full register tile: channels past Dv read a clamped column and are never merged.
+    auto register_tile = [&](Func f, LoopLevel at, const std::vector<std::vector<RVar>> &updates) {
+        f.compute_at(at).bound_extent(d, value_tile).bound_extent(i, p.value_rows).vectorize(d, p.value_width).unroll(d).unroll(i);
+        for (size_t u = 0; u < updates.size(); u++)
+            with_channels_and_rows_inside(f.update(u), updates[u]).vectorize(d, p.value_width).unroll(d).unroll(i);
+    };
+    std::vector<std::vector<RVar>> block_keys = reduction_vars({st.block_keys}), value_groups = reduction_vars(st.value_groups);
+    if (p.value_pass_keys >= p.key_block) {
+        register_tile(st.block_out, LoopLevel(st.state, dvo), block_keys);
+        if (st.relative_values.defined()) register_tile(st.relative_values, LoopLevel(st.state, dvo), value_groups);
+    } else {
+        // For the whole query tile, in passes over value_pass_keys keys.
+        auto whole_tile = [&](Func f) {
+            return f.compute_at(st.state, rb).bound_extent(i, p.query_tile).vectorize(d, p.value_width, TailStrategy::RoundUp);
+        };
+        Func block_out = whole_tile(st.block_out);
+        RVar key = st.block_keys.x, pass("value_pass"), in_pass("value_pass_key");
+        if (p.value_pass_keys > 1) {  // each pass's sums in a register tile, then added to the tile's
+            Func pass_sums = block_out.update().split(key, pass, in_pass, p.value_pass_keys).rfactor(pass, Var("value_pass_index"));
+            register_tile(pass_sums, LoopLevel(block_out, dvo), {{in_pass}});
+            key = pass;
+        }
+        block_out.update()
+            .split(d, dvo, dv, value_tile, TailStrategy::RoundUp)
+            .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
+            .reorder(dv, ii, dvo, io, key)
+            .vectorize(dv, p.value_width)
+            .unroll(dv)
+            .unroll(ii);
+        if (st.relative_values.defined()) {
+            Func values = whole_tile(st.relative_values);
+            for (size_t u = 0; u < value_groups.size(); u++)
+                with_channels_and_rows_inside(values.update(u), value_groups[u]).vectorize(d, p.value_width, TailStrategy::RoundUp);
+        }
     }
+    if (st.relative_values.defined()) st.group_sum.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
 
     // Softmax statistics of the current key block, vectorized over query rows.
     st.block_max.compute_at(st.state, rb).vectorize(i, p.vector_width, TailStrategy::RoundUp);
