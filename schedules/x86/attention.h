@@ -35,9 +35,9 @@ inline cpu::AttentionParams attention_defaults() {
 // 4-channel p·v (the 32-row tile before that: 6.0-7.0 ms); 8 channels per lane 3.00 ms. Earlier,
 // 8 or 16 rows, key blocks of 128 or 512, 16 keys per score tile: 4-12% slower.
 // p·v key by key (each value row read whole, in order; two 16-channel vectors per step): Intel
-// Xeon, 2026-12-04, the same call with the caches flushed before each (a 64 MiB copy), 101 pairs
-// alternated: 1.23x (quartiles 1.16-1.27) the register tiles, which walked the value block in
-// 16-channel columns, a line per key at a 512-byte stride.
+// Xeon, 2026-12-04, the same call with the caches flushed before each (a 64 MiB copy), alternated
+// with the register tiles, which walked the value block in 16-channel columns, a line per key at
+// a 512-byte stride: 1.14-1.23x (four runs of 101-151 pairs).
 inline cpu::AttentionParams attention_decode_defaults() {
     cpu::AttentionParams p = attention_defaults();
     p.vector_width = 4;
