@@ -142,10 +142,11 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // (value_vectors vectors of value channels × value_rows query rows); p·v of the block is
     // computed per tile. Dv a multiple of the tile (the usual head sizes) runs without any tail.
     const int value_tile = p.value_width * p.value_vectors;
-    auto merge_by_register_tiles = [&](Stage merge, TailStrategy channel_tail) {
-        merge.split(d, dvo, dv, value_tile, channel_tail)
+    // (Also p·v's passes over the whole tile, below, with their keys as the outer loop.)
+    auto by_register_tiles = [&](Stage s, TailStrategy channel_tail, VarOrRVar outer) {
+        return s.split(d, dvo, dv, value_tile, channel_tail)
             .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
-            .reorder(dv, ii, dvo, io, rb)
+            .reorder(dv, ii, dvo, io, outer)
             .vectorize(dv, p.value_width)
             .unroll(ii);
     };
@@ -154,8 +155,8 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // value-channel tiles stayed whole in the prologue, where v is read with its channel clamp as
     // a gather, and p·v ran 2.5x slower (causal: 46 ms instead of 29 at L = 2048).
     st.state.update().never_partition(st.t, rb);
-    merge_by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp);
-    merge_by_register_tiles(st.state.update(), TailStrategy::GuardWithIf);
+    by_register_tiles(st.state.update().specialize(st.value_channels % value_tile == 0), TailStrategy::RoundUp, rb);
+    by_register_tiles(st.state.update(), TailStrategy::GuardWithIf, rb);
     // p·v stages (the block's p·v; the relative values it starts from) and each update's reduction
     // variables.
     auto reduction_vars = [](const std::vector<RDom> &updates) {
@@ -193,13 +194,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
             register_tile(pass_sums, LoopLevel(block_out, dvo), {{in_pass}});
             key = pass;
         }
-        block_out.update()
-            .split(d, dvo, dv, value_tile, TailStrategy::RoundUp)
-            .split(i, io, ii, p.value_rows, TailStrategy::RoundUp)
-            .reorder(dv, ii, dvo, io, key)
-            .vectorize(dv, p.value_width)
-            .unroll(dv)
-            .unroll(ii);
+        by_register_tiles(block_out.update(), TailStrategy::RoundUp, key).unroll(dv);
         if (st.relative_values.defined()) {
             Func values = whole_tile(st.relative_values);
             for (size_t u = 0; u < value_groups.size(); u++)
