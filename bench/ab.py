@@ -6,6 +6,8 @@ generators or another build's (a change measured against its parent commit):
     PYTHONPATH=build/python .venv/bin/python bench/ab.py posattn_attn_xl_f32 --b key_block:128
     PYTHONPATH=build/python .venv/bin/python bench/ab.py posattn_attn_xl_f32 \\
         --a-generators ../parent/build/posattn_generators --pairs 31
+    PYTHONPATH=build/python .venv/bin/python bench/ab.py posattn_attn_plain_f32_decode \
+        --a value_pass_keys:512,value_vectors:1 --flush-mib 64 --pairs 101
 
 Prints each side's median and fastest call and its max error against float64 (the benchmark's
 small check), and the median and quartiles of the per-pair time ratios a / b (above 1: b is
@@ -42,8 +44,9 @@ def params_over_defaults(function, text):
     return params
 
 
-def compare(function, sides, pairs):
-    """sides: (params text, generator binary or None) of a and b. Returns the benchmark's name, per
+def compare(function, sides, pairs, flush_mib=0):
+    """sides: (params text, generator binary or None) of a and b; flush_mib: MiB copied before each
+    call, so that it finds none of its inputs in cache (0: none). Returns the benchmark's name, per
     side dict(ms: median, fastest, error), and the per-pair time ratios a / b."""
     params = [params_over_defaults(function, text) for text, _ in sides]
     (_, bench_obj), = measure.benches_of([function])
@@ -52,9 +55,12 @@ def compare(function, sides, pairs):
         with tempfile.TemporaryDirectory(prefix="posattn-ab-") as workdir:  # a loaded library outlives its file
             candidate = tune.Compiler(function, tune.host_target(), workdir, binary).build(side_params)
             names.append(measure.schedule_of(function, "cpu", candidate))
+    flush_src = np.ones(flush_mib << 20, np.uint8)
+    flush_dst = np.empty_like(flush_src)
     times = [[], []]
     for pair in range(pairs + 1):  # the first pair warms up
         for side in ((0, 1) if pair % 2 else (1, 0)):
+            np.copyto(flush_dst, flush_src)
             start = time.perf_counter()
             bench_obj.run(pair, bench.on(names[side]))
             if pair:
@@ -71,10 +77,12 @@ def main(argv=None):
         parser.add_argument(f"--{side}", default="", help="schedule params name:value,... over the defaults")
         parser.add_argument(f"--{side}-generators", help="a posattn_generators binary (default: this build's)")
     parser.add_argument("--pairs", type=int, default=21)
+    parser.add_argument("--flush-mib", type=int, default=0,
+                        help="MiB copied before each call, to evict its inputs from the caches (memory-bound kernels)")
     args = parser.parse_args(argv)
     posattn.set_num_threads(bench.THREADS)
     sides = [(args.a, args.a_generators), (args.b, args.b_generators)]
-    name, results, ratios = compare(args.function, sides, args.pairs)
+    name, results, ratios = compare(args.function, sides, args.pairs, args.flush_mib)
     print(f"{name}, {args.pairs} alternated pairs")
     for label, (text, binary), r in zip("ab", sides, results):
         print(f"{label}: {r['ms']:.2f} ms (fastest {r['fastest']:.2f}), max error {r['error']:.1e}"

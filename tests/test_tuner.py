@@ -275,7 +275,8 @@ def ab():
 
 
 def test_ab_times_two_builds_of_a_kernel_alternately(ab):
-    name, results, ratios = ab.compare("posattn_integer_add_f32", [("", None), ("vector_width:8", str(BUILD / "posattn_generators"))], 3)
+    name, results, ratios = ab.compare("posattn_integer_add_f32", [("", None), ("vector_width:8", str(BUILD / "posattn_generators"))], 3,
+                                       flush_mib=1)
     assert name == "posattn_integer_add_f32" and len(ratios) == 3
     assert all(0 < r["fastest"] <= r["ms"] for r in results), results
     assert results[0]["error"] == results[1]["error"] < 0.1, results  # x + p: the same values whatever the schedule
