@@ -113,7 +113,7 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, tables.all(), split().paths());
+        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, tables.all(), split().paths(), /*rows_in_own_order=*/fused);
         else schedule_encoding(get_target(), schedule_params, out);
         if (kind == "binary") {
             std::vector<Expr> flag_pairs;

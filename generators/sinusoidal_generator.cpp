@@ -78,7 +78,8 @@ public:
         }
         std::vector<Func> column_tables = tables.all();
         column_tables.push_back(pair_turns);
-        schedule_pair_encoding(get_target(), schedule_params, out, column_tables, pair_sin_cos, {interleaved, half}, split().paths());
+        schedule_pair_encoding(get_target(), schedule_params, out, column_tables, pair_sin_cos, {interleaved, half}, split().paths(),
+                               /*rows_in_own_order=*/fused);
     }
 
 private:

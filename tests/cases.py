@@ -129,7 +129,8 @@ def sinusoidal_add_cases():
     cases = []
     for layout in ("interleaved", "half"):
         for (B, S, D), broadcast, strided, span in (((2, 37, 64), False, False, 10**5), ((3, 11, 33), True, False, 10**5),
-                                                    ((2, 9, 48), False, True, 10**5), ((3, 600, 40), True, False, 2000)):
+                                                    ((2, 9, 48), False, True, 10**5), ((3, 600, 40), True, False, 2000),
+                                                    ((2, 700, 300), False, True, 2000)):
             def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout, span=span):
                 x = rng.standard_normal((B, S, D)).astype(np.float32)
                 if strided:
@@ -224,15 +225,19 @@ def simple_cases():
                     cases.append(Case("posattn_sin_only_f32", f"{_label(options)}-split-P{'x'.join(map(str, shape))}-D{d}"
                                       f"-from{lowest}-width{width}", split))
 
-                def split_add(rng, call, options=options):
-                    x = rng.standard_normal((3, 600, 40)).astype(np.float32)
-                    positions = rng.integers(-1000, 1000, size=600).astype(np.int32)
-                    before, after = _untouched(x, positions)
-                    out = poisoned(x.shape)
-                    posattn.sin_only_add(x, positions, **options, out=out, **call)
-                    expected = x.astype(np.float64) + reference.sin_only(np.broadcast_to(positions, (3, 600)), 40, **options)
-                    return out, expected, SIN_ATOL, SIN_RTOL, before, after
-                cases.append(Case("posattn_sin_only_add_f32", f"{_label(options)}-split-B3-S600-D40-broadcast", split_add))
+                # Split positions with rows in their own order: the x + PE forms' tiles of rows and
+                # channels (schedules/cpu/encodings.h), one partial tile wide or several and a partial one.
+                for (B, S, D), broadcast in (((3, 600, 40), True), ((2, 700, 150), False)):
+                    def split_add(rng, call, B=B, S=S, D=D, broadcast=broadcast, options=options):
+                        x = rng.standard_normal((B, S, D)).astype(np.float32)
+                        positions = rng.integers(-1000, 1000, size=(S,) if broadcast else (B, S)).astype(np.int32)
+                        before, after = _untouched(x, positions)
+                        out = poisoned(x.shape)
+                        posattn.sin_only_add(x, positions, **options, out=out, **call)
+                        expected = x.astype(np.float64) + reference.sin_only(np.broadcast_to(positions, (B, S)), D, **options)
+                        return out, expected, SIN_ATOL, SIN_RTOL, before, after
+                    cases.append(Case("posattn_sin_only_add_f32",
+                                      f"{_label(options)}-split-B{B}-S{S}-D{D}{'-broadcast' if broadcast else ''}", split_add))
                 cases += _three_way_split("sin_only", lambda p, d, options=options: reference.sin_only(p, d, **options),
                                           **options)
             for (B, S, D), broadcast, strided in (((2, 37, 64), False, False), ((3, 11, 33), True, False),

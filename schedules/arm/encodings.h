@@ -12,6 +12,8 @@ inline cpu::EncodingParams encoding_defaults() {
     cpu::EncodingParams p;
     p.vector_width = 4;
     p.rows_per_task = 64;
+    p.tile_rows = 16;
+    p.tile_vectors = 16;  // 64 channels, as x86's 4 of 16 lanes
     return p;
 }
 

@@ -9,6 +9,9 @@
 // Intel Xeon (2026-12-02), rows given with their positions' parts (generators/trig.h OrderedRows),
 // bench.py's pairs with the copy, 61 each: sinusoid 89% (half 94%, x + PE 89%), sin-only 88%
 // (x + PE 80%), integer 118%.
+// Intel Xeon (2026-12-04), the trig x + PE forms in tiles of 16 rows × 4 vectors (schedules/cpu/
+// encodings.h parallel_rows), bench.py --repeats 9: sinusoid x + PE 96-97% of the copy (82% in whole
+// rows, tuned), sin-only x + PE 88-94% (79%); re-tuned then, nothing past the defaults (3%).
 #pragma once
 
 #include "schedules/cpu/encodings.h"
@@ -19,6 +22,8 @@ inline cpu::EncodingParams encoding_defaults() {
     cpu::EncodingParams p;
     p.vector_width = 16;
     p.rows_per_task = 64;
+    p.tile_rows = 16;
+    p.tile_vectors = 4;
     return p;
 }
 
