@@ -39,7 +39,8 @@ struct EncodingParams {
 // 1.17x for the sinusoid where it evaluates every value instead (sin-only 1.01x), so some of the
 // gain is in reading 16 rows (4 KiB, a page each) in turn rather than one. Tiles of 64 rows lose it
 // all (0.62x). The table forms, whose rows run sorted by position and so reuse each table row from
-// L1, lose with tiles (0.90x), as does integer x + PE (0.94x), which computes next to nothing.
+// L1, lose with tiles (0.90x), as do integer x + PE (0.94x), learned x + PE (0.91x) and
+// complex-order (0.99x).
 inline Halide::Stage parallel_rows(Halide::Func out, std::vector<Halide::VarOrRVar> channels, const EncodingParams &p,
                                    bool in_tiles) {
     using namespace Halide;
