@@ -28,6 +28,7 @@ public:
     GeneratorParam<std::string> kind{"kind", "integer"};  // integer | normalized | binary | sin_only
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+    GeneratorParam<bool> row_tiles{"row_tiles", false};  // schedules/encodings.h (sin_only's x + PE form)
 
     // Added by configure() for the kinds and forms that take them:
     Input<Buffer<int32_t, 2>> *positions = nullptr;    // [B, S], all but sin_only
@@ -113,8 +114,8 @@ public:
 
     void schedule() {
         if (using_autoscheduler()) return;
-        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, tables.all(), split().paths(), /*rows_in_own_order=*/fused);
-        else schedule_encoding(get_target(), schedule_params, out);
+        if (kind == "sin_only") schedule_encoding(get_target(), schedule_params, out, tables.all(), split().paths(), row_tiles);
+        else schedule_encoding(get_target(), schedule_params, out, {}, {}, row_tiles);
         if (kind == "binary") {
             std::vector<Expr> flag_pairs;
             for (bool msb : {true, false})

@@ -24,6 +24,7 @@ class Sinusoidal : public Generator<Sinusoidal> {
 public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+    GeneratorParam<bool> row_tiles{"row_tiles", false};  // schedules/encodings.h (the x + PE form)
 
     Input<Buffer<int32_t, 2>> rows{"rows"};  // (s, b, high, low) of each row, in the order to compute them: trig.h OrderedRows
     Input<Buffer<int32_t, 2>> turns{"turns"};  // ω_i/2π, [2, d'/2]: trig.h fixed_point_turn
@@ -79,7 +80,7 @@ public:
         std::vector<Func> column_tables = tables.all();
         column_tables.push_back(pair_turns);
         schedule_pair_encoding(get_target(), schedule_params, out, column_tables, pair_sin_cos, {interleaved, half}, split().paths(),
-                               /*rows_in_own_order=*/fused);
+                               row_tiles);
     }
 
 private:

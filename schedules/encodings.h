@@ -9,25 +9,32 @@
 
 namespace posattn {
 
+// Calls schedule(params) with `text` parsed over the CPU family's defaults: the tiled ones where
+// the kernel is compiled with row_tiles (schedules/cpu/encodings.h TiledEncodingParams).
+template <typename Schedule>
+void with_cpu_encoding_params(TargetFamily family, const std::string &text, bool row_tiles, Schedule &&schedule) {
+    const bool arm = family == TargetFamily::arm;
+    if (row_tiles) schedule(parse_schedule_params(text, arm ? arm::tiled_encoding_defaults() : x86::tiled_encoding_defaults()));
+    else schedule(parse_schedule_params(text, arm ? arm::encoding_defaults() : x86::encoding_defaults()));
+}
+
 // out(c, s, b): an elementwise encoding over channels c, reading the per-channel tables
 // column_tables(c) or (c, row); each of `paths`, the conditions under which it reads the
 // two-dimensional ones in one way or another (trig.h PositionSplit::paths), gets a loop nest of its own.
-// `rows_in_own_order`: out's rows (trig.h OrderedRows) are not sorted by position where the call
-// runs on a CPU (the x + PE forms; runtime/src/encodings.cpp), so they read the (c, row) tables at random.
+// `row_tiles` (a generator param the manifest sets): on CPUs, each task's rows in tiles of rows ×
+// channels (schedules/cpu/encodings.h parallel_rows), for the x + PE forms of the trig encodings,
+// whose rows read the (c, row) tables at random (runtime/src/encodings.cpp sorts only the table
+// forms' rows).
 inline void schedule_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
                               const std::vector<Halide::Func> &column_tables = {},
-                              const std::vector<Halide::Expr> &paths = {}, bool rows_in_own_order = false) {
-    switch (target_family(target)) {
-    case TargetFamily::x86:
-        cpu::schedule_encoding(out, column_tables, paths, rows_in_own_order, parse_schedule_params(params, x86::encoding_defaults()));
-        break;
-    case TargetFamily::arm:
-        cpu::schedule_encoding(out, column_tables, paths, rows_in_own_order, parse_schedule_params(params, arm::encoding_defaults()));
-        break;
-    case TargetFamily::gpu:
+                              const std::vector<Halide::Expr> &paths = {}, bool row_tiles = false) {
+    const TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu) {
         gpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(params, gpu::encoding_defaults()));
-        break;
+        return;
     }
+    with_cpu_encoding_params(family, params, row_tiles,
+                             [&](const auto &p) { cpu::schedule_encoding(out, column_tables, paths, p); });
 }
 
 // out(i, m, s, b): an encoding over a pair view of the channels (pair i, member m), whose
@@ -37,18 +44,15 @@ inline void schedule_encoding(const Halide::Target &target, const std::string &p
 inline void schedule_pair_encoding(const Halide::Target &target, const std::string &params, Halide::Func out,
                                    const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
                                    const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths,
-                                   bool rows_in_own_order) {
-    switch (target_family(target)) {
-    case TargetFamily::x86:
-        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, rows_in_own_order, parse_schedule_params(params, x86::encoding_defaults()));
-        break;
-    case TargetFamily::arm:
-        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, rows_in_own_order, parse_schedule_params(params, arm::encoding_defaults()));
-        break;
-    case TargetFamily::gpu:
+                                   bool row_tiles) {
+    const TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu) {
         gpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(params, gpu::encoding_defaults()));
-        break;
+        return;
     }
+    with_cpu_encoding_params(family, params, row_tiles, [&](const auto &p) {
+        cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, p);
+    });
 }
 
 }  // namespace posattn

@@ -269,9 +269,11 @@ class Progress:
 
 def schedule_kind(entry):
     """The search space of a manifest entry: its generator's schedule, for its shape class if it has
-    one ("attention_decode": schedules/attention.h)."""
+    one ("attention_decode": schedules/attention.h), or in tiles of rows if it is compiled with them
+    ("encoding_tiled": schedules/encodings.h row_tiles)."""
     shape_class = [p.split("=", 1)[1] for p in entry["params"] if p.startswith("shape_class=")]
-    return "_".join([SCHEDULE_KIND[entry["generator"]], *shape_class])
+    tiled = ["tiled"] if "row_tiles=true" in entry["params"] else []
+    return "_".join([SCHEDULE_KIND[entry["generator"]], *shape_class, *tiled])
 
 
 def family_of(target, device):

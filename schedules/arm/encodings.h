@@ -12,8 +12,15 @@ inline cpu::EncodingParams encoding_defaults() {
     cpu::EncodingParams p;
     p.vector_width = 4;
     p.rows_per_task = 64;
+    return p;
+}
+
+// The trig x + PE forms (kernels.json row_tiles): tiles of 16 rows × 64 channels.
+inline cpu::TiledEncodingParams tiled_encoding_defaults() {
+    cpu::TiledEncodingParams p;
+    static_cast<cpu::EncodingParams &>(p) = encoding_defaults();
     p.tile_rows = 16;
-    p.tile_vectors = 16;  // 64 channels, as x86's 4 of 16 lanes
+    p.tile_vectors = 16;  // unmeasured on ARM hardware: x86's 64 channels
     return p;
 }
 

@@ -14,14 +14,24 @@ namespace posattn::cpu {
 struct EncodingParams {
     int vector_width = 0;  // float32 lanes per vector
     int rows_per_task = 0;  // (batch, position) rows per parallel task
-    int tile_rows = 0, tile_vectors = 0;  // trig x + PE forms: tiles of rows × vectors of channels (parallel_rows)
 
     template <typename Visit>
     void fields(Visit &&visit) {
         visit("vector_width", vector_width, {4, 8, 16, 32, 64});
         visit("rows_per_task", rows_per_task, {4, 8, 16, 32, 64, 128, 256});
+    }
+};
+
+// A kernel compiled with row_tiles (kernels.json; the trig x + PE forms): its task's rows in tiles
+// of tile_rows rows × tile_vectors vectors of channels (parallel_rows).
+struct TiledEncodingParams : EncodingParams {
+    int tile_rows = 0, tile_vectors = 0;
+
+    template <typename Visit>
+    void fields(Visit &&visit) {
+        EncodingParams::fields(visit);
         visit("tile_rows", tile_rows, {4, 8, 16, 32, 64});
-        visit("tile_vectors", tile_vectors, {1, 2, 4, 8, 16, 64});
+        visit("tile_vectors", tile_vectors, {1, 2, 4, 8, 16, 32, 64});
     }
 };
 
@@ -29,23 +39,23 @@ struct EncodingParams {
 // (innermost first) inside them: out's own stage, over (s, b) fused, or, where out is written in
 // a given order of rows (generators/trig.h OrderedRows), its update over that order, k (each row
 // is written once, so tasks cannot race).
-// `in_tiles`: the trig x + PE forms, whose rows run in their own order and so read a row of each
-// position table (generators/trig.h PositionSplit) at random for each row they write: 24 KiB of
-// tables from L2 for each 4 KiB row of sin-only's three tables at d = 1024 (512 KiB in all at
-// 2^13 positions). Each task's rows then run in tiles of tile_rows rows × tile_vectors vectors of
-// the outermost channel, so that a tile's columns of the tables stay in L1 (32 KiB there at 4
-// vectors of 16 lanes). Intel Xeon, 2026-12-04, [8, 8192, 1024], random positions, alternated
-// with whole rows (15 pairs): sin-only x + PE 1.14x, sinusoid x + PE 1.19x with 16 × 4 tiles; also
-// 1.17x for the sinusoid where it evaluates every value instead (sin-only 1.01x), so some of the
-// gain is in reading 16 rows (4 KiB, a page each) in turn rather than one. Tiles of 64 rows lose it
-// all (0.62x). The table forms, whose rows run sorted by position and so reuse each table row from
-// L1, lose with tiles (0.90x), as do integer x + PE (0.94x), learned x + PE (0.91x) and
-// complex-order (0.99x).
+// In tiles (tile_rows > 0): for the trig x + PE forms, whose rows run in their own order and so
+// read a row of each position table (generators/trig.h PositionSplit) at random for each row they
+// write: 24 KiB of tables from L2 for each 4 KiB row of sin-only's three tables at d = 1024
+// (512 KiB in all at 2^13 positions). The task's rows then run in tiles of tile_rows rows ×
+// tile_vectors vectors of the outermost channel, so that the tile's columns of every table row
+// (32 KiB there, at 4 vectors of 16 lanes) stay in L1. Intel Xeon, 2026-12-04, [8, 8192, 1024],
+// random positions, alternated with whole rows (15 pairs): sin-only x + PE 1.14x, sinusoid x + PE
+// 1.19x with 16 × 4 tiles; also 1.17x for the sinusoid where it evaluates every value instead
+// (sin-only 1.01x), so some of the gain is in reading 16 rows (4 KiB, a page each) in turn rather
+// than one. Tiles of 64 rows ran at 0.62x the speed of whole rows. The table forms, whose rows run
+// sorted by position and so reuse each table row from L1, lose with tiles (0.90x), as do integer
+// x + PE (0.94x), learned x + PE (0.91x) and complex-order (0.99x).
 inline Halide::Stage parallel_rows(Halide::Func out, std::vector<Halide::VarOrRVar> channels, const EncodingParams &p,
-                                   bool in_tiles) {
+                                   int tile_rows = 0, int tile_vectors = 0) {
     using namespace Halide;
     std::optional<Stage> rows;
-    std::vector<VarOrRVar> row_loops;  // the row within its task, the task
+    std::vector<VarOrRVar> row_loops;  // innermost first: the row within its task (its tile), the task
     if (out.has_update_definition()) {
         RVar k = out.rvars()[0], task("task"), row("row");
         rows = out.update();
@@ -58,11 +68,11 @@ inline Halide::Stage parallel_rows(Halide::Func out, std::vector<Halide::VarOrRV
         row_loops = {row, task};
     }
     rows->parallel(row_loops[1]);
-    if (in_tiles) {
+    if (tile_rows > 0) {
         VarOrRVar row = row_loops[0], row_tile = row.is_rvar ? VarOrRVar(RVar("row_tile")) : VarOrRVar(Var("row_tile"));
         Var outermost = channels.back().var, channel_tile("channel_tile");
-        rows->split(row, row_tile, row, p.tile_rows, TailStrategy::GuardWithIf)
-            .split(outermost, channel_tile, outermost, p.vector_width * p.tile_vectors, TailStrategy::GuardWithIf);
+        rows->split(row, row_tile, row, tile_rows, TailStrategy::GuardWithIf)
+            .split(outermost, channel_tile, outermost, p.vector_width * tile_vectors, TailStrategy::GuardWithIf);
         row_loops.insert(row_loops.begin() + 1, {channel_tile, row_tile});
     }
     channels.insert(channels.end(), row_loops.begin(), row_loops.end());
@@ -78,12 +88,17 @@ inline void schedule_column_tables(const std::vector<Halide::Func> &tables, cons
 }
 
 inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
-                              const std::vector<Halide::Expr> &paths, bool in_tiles, const EncodingParams &p) {
+                              const std::vector<Halide::Expr> &paths, const EncodingParams &p, int tile_rows = 0,
+                              int tile_vectors = 0) {
     Halide::Var c = out.args()[0];
-    Halide::Stage rows = parallel_rows(out, {c}, p, in_tiles);
+    Halide::Stage rows = parallel_rows(out, {c}, p, tile_rows, tile_vectors);
     rows.vectorize(c, p.vector_width, Halide::TailStrategy::GuardWithIf);
     specialize_cases(rows, {}, paths);
     schedule_column_tables(column_tables, p);
+}
+inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables,
+                              const std::vector<Halide::Expr> &paths, const TiledEncodingParams &p) {
+    schedule_encoding(out, column_tables, paths, p, p.tile_rows, p.tile_vectors);
 }
 
 // A vector of pairs is computed once and stored as its two members, so that the stores overlap
@@ -93,14 +108,19 @@ inline void schedule_encoding(Halide::Func out, const std::vector<Halide::Func> 
 // merges into dense interleaving stores.
 inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
                                    const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths,
-                                   bool in_tiles, const EncodingParams &p) {
+                                   const EncodingParams &p, int tile_rows = 0, int tile_vectors = 0) {
     using namespace Halide;
     Var i = out.args()[0], m = out.args()[1];
-    Stage rows = parallel_rows(out, {m, i}, p, in_tiles);
+    Stage rows = parallel_rows(out, {m, i}, p, tile_rows, tile_vectors);
     rows.vectorize(i, p.vector_width, TailStrategy::GuardWithIf).unroll(m);
     specialize_cases(rows, layouts, paths);
     pairs.compute_at(out, i).vectorize(pairs.args()[0], p.vector_width, TailStrategy::RoundUp);
     schedule_column_tables(column_tables, p);
+}
+inline void schedule_pair_encoding(Halide::Func out, const std::vector<Halide::Func> &column_tables, Halide::Func pairs,
+                                   const std::vector<Halide::Expr> &layouts, const std::vector<Halide::Expr> &paths,
+                                   const TiledEncodingParams &p) {
+    schedule_pair_encoding(out, column_tables, pairs, layouts, paths, p, p.tile_rows, p.tile_vectors);
 }
 
 }  // namespace posattn::cpu

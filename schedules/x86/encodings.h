@@ -22,6 +22,13 @@ inline cpu::EncodingParams encoding_defaults() {
     cpu::EncodingParams p;
     p.vector_width = 16;
     p.rows_per_task = 64;
+    return p;
+}
+
+// The trig x + PE forms (kernels.json row_tiles): tiles of 16 rows × 64 channels.
+inline cpu::TiledEncodingParams tiled_encoding_defaults() {
+    cpu::TiledEncodingParams p;
+    static_cast<cpu::EncodingParams &>(p) = encoding_defaults();
     p.tile_rows = 16;
     p.tile_vectors = 4;
     return p;
