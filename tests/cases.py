@@ -130,7 +130,7 @@ def sinusoidal_add_cases():
     for layout in ("interleaved", "half"):
         for (B, S, D), broadcast, strided, span in (((2, 37, 64), False, False, 10**5), ((3, 11, 33), True, False, 10**5),
                                                     ((2, 9, 48), False, True, 10**5), ((3, 600, 40), True, False, 2000),
-                                                    ((2, 700, 300), False, True, 2000)):
+                                                    ((2, 700, 600), False, True, 2000)):
             def run(rng, call, B=B, S=S, D=D, broadcast=broadcast, strided=strided, layout=layout, span=span):
                 x = rng.standard_normal((B, S, D)).astype(np.float32)
                 if strided:
@@ -227,7 +227,7 @@ def simple_cases():
 
                 # Split positions with rows in their own order: the x + PE forms' tiles of rows and
                 # channels (schedules/cpu/encodings.h), one partial tile wide or several and a partial one.
-                for (B, S, D), broadcast in (((3, 600, 40), True), ((2, 700, 150), False)):
+                for (B, S, D), broadcast in (((3, 600, 40), True), ((2, 700, 600), False)):
                     def split_add(rng, call, B=B, S=S, D=D, broadcast=broadcast, options=options):
                         x = rng.standard_normal((B, S, D)).astype(np.float32)
                         positions = rng.integers(-1000, 1000, size=(S,) if broadcast else (B, S)).astype(np.int32)
