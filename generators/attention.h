@@ -341,19 +341,18 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.block_out(d, i, r, tile_row, h, b) += st.prob(i, kb, r, tile_row, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max) of row i of query tile
-    // t. A key block past the tile's lookahead limit (the causal one) has no visible key for any
-    // of its rows, so the merge skips it. (Blocks before a window or past a key length are
-    // masked, not skipped: a predicate that bounds the block from below, or on a loaded value,
-    // leaves the p·v register tile at a data-dependent offset, which keeps it out of registers
-    // and halves the speed.)
-    Expr rb = st.blocks, tile_last_position = t * Tq + Tq - 1 + (Lk - Lq);
+    // t. A key block past the tile's lookahead limit (the causal one) or wholly before its first
+    // row's window has no visible key for any of its rows, so the merge skips it: a sliding window
+    // costs O(Lq · window), not O(Lq · Lk). (Blocks past a key length are masked, not skipped: a
+    // bound on a loaded value made unpadded calls 6% slower, Intel Xeon, 2026-12-04.)
+    Expr rb = st.blocks, tile_last_position = t * Tq + Tq - 1 + (Lk - Lq), tile_first_position = t * Tq + (Lk - Lq);
     // Only relative terms need the tile in the block stages (they test key groups over its rows);
     // the other variants give them the absolute row and tile row 0. (A tile argument, narrowed by
     // Halide from the causal predicate, adds conditions to GPU kernels that PoCL's region former
     // rejects, and doubles Adams2019's search.)
     const bool relative = !per_tile_scores.empty() || !per_tile_values.empty();
     Expr block_row = relative ? Expr(i) : t * Tq + i, block_tile = relative ? t * Tq : Expr(0);
-    st.blocks.where(rb * Kb - tile_last_position <= lookahead);
+    st.blocks.where(rb * Kb - tile_last_position <= lookahead && rb * Kb + Kb > tile_first_position - window);
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, t, h, b)[2];
     Expr m_blk = st.block_max(block_row, rb, block_tile, h, b);

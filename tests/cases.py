@@ -438,6 +438,11 @@ def attention_cases():
         (1, 2, 2, 21, 21, 12, 12, False, None, None, "strided", 0),             # inner stride 2
         (2, 4, 2, 45, 300, 32, 32, True, [300, 170], None, "contiguous", 64),  # sliding window, GQA, padding
         (1, 2, 2, 37, 37, 16, 16, False, None, None, "contiguous", 5),          # window without causal
+        # Windows over several key blocks, whose blocks before a tile's window are skipped:
+        (1, 4, 2, 300, 900, 32, 32, True, None, None, "contiguous", 100),      # Lq < Lk, GQA
+        (1, 2, 2, 600, 600, 16, 16, False, None, None, "contiguous", 130),     # without causal
+        (2, 2, 2, 40, 700, 16, 16, True, [700, 200], None, "contiguous", 50),  # batch 1: no visible key, rows 0
+        (1, 8, 2, 1, 1000, 64, 64, True, None, None, "contiguous", 300),       # decode
         # Head sizes of LLaMA and Gemma (a GPU block's shared memory grew with D, past CUDA's 48 KiB):
         (1, 8, 2, 1, 150, 128, 128, True, None, None, "contiguous", 0),         # D = 128, GQA decode
         (1, 2, 2, 40, 70, 256, 256, True, None, None, "contiguous", 0),         # D = 256
@@ -578,6 +583,7 @@ def shaw_attention_cases():
         (2, 3, 3, 33, 300, 24, 24, 64, False, True, [300, 41], 0),  # padding, K spanning several key blocks
         (1, 2, 1, 1, 301, 64, 64, 128, True, True, None, 0),      # decode
         (1, 4, 4, 50, 50, 16, 16, 2, False, False, None, 9),      # sliding window
+        (1, 2, 2, 300, 600, 16, 16, 4, False, True, None, 70),    # ... over several key blocks
     ]
     for B, Hq, Hkv, Lq, Lk, D, Dv, K, per_head, causal, lengths, window in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, K=K, per_head=per_head, causal=causal,
@@ -609,6 +615,7 @@ def transformer_xl_attention_cases():
         (1, 6, 2, 33, 100, 32, True, 0, 0, None),        # memory of 67, GQA, per-head r
         (2, 3, 3, 29, 290, 24, False, 40, 0, None),      # clamp_len
         (1, 4, 4, 45, 80, 16, True, 0, 50, [80]),        # same_length (mem_len 50)
+        (1, 2, 2, 300, 700, 16, False, 0, 120, None),    # ... over several key blocks (those before skipped)
         (2, 2, 1, 1, 301, 64, False, 0, 0, [301, 150]),  # decode with memory, padding
     ]
     for B, Hq, Hkv, Lq, Lk, D, per_head, clamp_len, same_length, lengths in configs:
