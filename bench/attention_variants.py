@@ -29,7 +29,8 @@ def main():
     print("|---|---|---|---|---|---|---|")
     hand = bench.on("hand")
     for name, b in benches.items():
-        plain = benches["posattn_attn_plain_f32" + ("_causal" if name.endswith("_causal") else "")]
+        mask = name[name.index("_f32") + len("_f32"):]  # "", "_causal", "_window[causal256]"
+        plain = benches["posattn_attn_plain_f32" + mask]
         times, plain_times, ratios = [], [], []
         for _ in range(args.pairs):
             t = bench.median_time(lambda r: b.run(r, hand), 3)

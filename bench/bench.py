@@ -356,10 +356,12 @@ def attention_benches(rng):
     out = np.empty((B, H, L, D), np.float32)
     small = [rng.standard_normal((1, 8, 512, 64), dtype=np.float32) for _ in range(3)]
 
-    def eager(q, k, v, causal):  # materialized scores, as HF-style eager attention runs
+    def eager(q, k, v, mask):  # materialized scores, as HF-style eager attention runs; mask: causal, or the visible keys
         s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D))
-        if causal:
-            s = np.where(np.tri(L, dtype=bool), s, np.float32(-np.inf))
+        if mask is True:
+            mask = np.tri(L, dtype=bool)
+        if mask is not False:
+            s = np.where(mask, s, np.float32(-np.inf))
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
@@ -432,6 +434,16 @@ def attention_benches(rng):
             lambda r, causal=causal: eager(*sets[r % 3], causal),
             lambda s, causal=causal: float(np.abs(posattn.attention(*small, causal=causal, **s)
                                                   - reference.attention(*small, causal=causal)).max())))
+    # A sliding window (Mistral's, causal), which runs plain attention's window shape class: the
+    # key blocks wholly before a tile's window are skipped. FLOPs count the visible band.
+    W = 256
+    band = lambda n: np.tri(n, dtype=bool) & ~np.tri(n, k=-W, dtype=bool)
+    benches.append(Bench(
+        f"posattn_attn_plain_f32_window[causal{W}]", 4.0 * B * H * D * int(band(L).sum()), "GFLOP/s",
+        lambda r, s: posattn.attention(*sets[r % 3], causal=True, window=W, out=out, **s),
+        lambda r: eager(*sets[r % 3], band(L)),
+        lambda s: float(np.abs(posattn.attention(*small, causal=True, window=W, **s)
+                               - reference.attention(*small, causal=True, window=W)).max())))
     benches += [gqa_decode_bench(rng), gqa_decode_bench(rng, check_finite=False)]
     return benches
 

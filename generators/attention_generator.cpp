@@ -16,7 +16,7 @@ class Attention : public Generator<Attention> {
 public:
     GeneratorParam<std::string> variant{"variant", "plain"};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
-    GeneratorParam<std::string> shape_class{"shape_class", ""};  // "" or "decode": schedules/attention.h
+    GeneratorParam<std::string> shape_class{"shape_class", ""};  // "", "decode" or "window": schedules/attention.h
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -160,8 +160,9 @@ public:
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
         for (int dim = 0; dim < 4; dim++) out.dim(dim).set_min(0);
 
-        // The calls of the shape class, for the autoschedulers: a 2048-token prompt, or (decode) one
-        // query of a 4-head GQA group against 4096 cached keys, as the runtime folds it.
+        // The calls of the shape class, for the autoschedulers: a 2048-token prompt (window: with a
+        // 256-key sliding window), or (decode) one query of a 4-head GQA group against 4096 cached
+        // keys, as the runtime folds it.
         const bool decode = std::string(shape_class) == "decode";
         const int rows = decode ? 4 : 2048, keys = decode ? 4096 : 2048;
         q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
@@ -170,7 +171,7 @@ public:
         key_lengths.set_estimates({{0, 1}});
         scale.set_estimate(0.125f);
         lookahead.set_estimate(std::numeric_limits<int32_t>::max());
-        window.set_estimate(std::numeric_limits<int32_t>::max());
+        window.set_estimate(std::string(shape_class) == "window" ? 256 : std::numeric_limits<int32_t>::max());
         out.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
     }
 

@@ -10,17 +10,19 @@
 namespace posattn {
 
 // A kernel is compiled once per shape class it declares (kernels.json), each with its own defaults
-// and tuned records: "" for any shape; "decode" for a few query rows per tile, which the runtime
-// picks for such calls (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain
-// tiles (on an H200 the decode shape's 8 blocks were slower than the host CPU: README Backends).
+// and tuned records: "" for any shape; "decode" for a few query rows per tile, "window" for a
+// sliding window narrower than the keys, which the runtime picks for such calls
+// (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain tiles (on an H200 the
+// decode shape's 8 blocks were slower than the host CPU: README Backends).
 inline void check_shape_class(const std::string &shape_class) {
-    if (!shape_class.empty() && shape_class != "decode")
-        throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '' or 'decode'");
+    if (!shape_class.empty() && shape_class != "decode" && shape_class != "window")
+        throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '', 'decode' or 'window'");
 }
 
 inline cpu::AttentionParams cpu_attention_defaults(TargetFamily family, const std::string &shape_class) {
     const bool arm = family == TargetFamily::arm;
     if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults();
+    if (shape_class == "window") return arm ? arm::attention_window_defaults() : x86::attention_window_defaults();
     return arm ? arm::attention_defaults() : x86::attention_defaults();
 }
 

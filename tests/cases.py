@@ -404,10 +404,13 @@ def alibi_cases():
 
 def plain_attention_function(Hq, Hkv, Lq, Lk, window):
     """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode shape
-    class for at most 4 query rows per tile (one query folds a GQA group's q heads into rows)."""
-    folded = Lq == 1 and Hq > Hkv and (window == 0 or window >= Lk)
-    rows = Hq // Hkv if folded else Lq
-    return "posattn_attn_plain_f32_decode" if rows <= 4 else "posattn_attn_plain_f32"
+    class for at most 4 query rows per tile (one query folds a GQA group's q heads into rows), its
+    window class for a window narrower than the keys."""
+    narrowed = 0 < window < Lk
+    rows = Hq // Hkv if Lq == 1 and Hq > Hkv and not narrowed else Lq
+    if rows <= 4:
+        return "posattn_attn_plain_f32_decode"
+    return "posattn_attn_plain_f32_window" if narrowed else "posattn_attn_plain_f32"
 
 
 def attention_cases():

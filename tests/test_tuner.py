@@ -94,6 +94,25 @@ def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, mea
                 posattn.attention(q, k, v, causal=True, window=window, schedule=name)
 
 
+def test_window_shape_class_serves_calls_with_a_window_narrower_than_the_keys(tune, measure, tmp_path, rng):
+    """A candidate of plain attention's window class (its own space's defaults: 128-key blocks)
+    serves the calls of more than 4 rows whose window masks some key: not those without a window or
+    with one as wide as the keys, nor one query with a window (the decode class's)."""
+    function = "posattn_attn_plain_f32_window"
+    defaults = tune.Space(spaces()["x86"]["attention_window"]).defaults()
+    assert defaults["key_block"] < tune.Space(spaces()["x86"]["attention"]).defaults()["key_block"]
+    name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
+    for Hq, Hkv, Lq, Lk, window, served in [(4, 2, 40, 300, 9, True), (2, 2, 300, 300, 150, True), (2, 2, 40, 300, 0, False),
+                                            (2, 2, 40, 300, 300, False), (8, 2, 1, 300, 9, False)]:
+        q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, 32), (1, Hkv, Lk, 32), (1, Hkv, Lk, 32)))
+        if served:
+            np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=name),
+                                       reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
+        else:
+            with pytest.raises(posattn.Error, match=r"no kernel posattn_attn_plain_f32(_decode)?\.x86 with schedule"):
+                posattn.attention(q, k, v, causal=True, window=window, schedule=name)
+
+
 @pytest.mark.parametrize("function, value_pass_keys", [("posattn_attn_plain_f32", 64), ("posattn_attn_shaw_f32", 1)])
 def test_value_passes_shorter_than_a_key_block_match_reference(tune, measure, tmp_path, rng, function, value_pass_keys):
     """p·v in passes over fewer keys than a block (schedules/cpu/attention.h value_pass_keys): each

@@ -421,10 +421,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
-    // of that many rows on CPUs), where the build has it for this device and schedule; otherwise
-    // the kernel itself, with its own tiles (32-48 rows on x86).
+    // of that many rows on CPUs), one with a window narrower than the keys its window class
+    // (narrower key blocks: the blocks before each tile's window are skipped), where the build
+    // has it for this device and schedule; otherwise the kernel itself, with its own tiles.
     std::string function = args.function;
-    if (rows <= kDecodeRows && detail::find_kernel(function + "_decode", call)) function += "_decode";
+    const char *shape_class = rows <= kDecodeRows ? "_decode" : window < s.Lk ? "_window" : nullptr;
+    if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
     KernelCall kernel(function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal && !fold ? 0 : rows)).arg("window", int32_t(window))

@@ -33,4 +33,11 @@ inline cpu::AttentionParams attention_decode_defaults() {
     return p;
 }
 
+// Shape class "window" (schedules/x86/attention.h): 128-key blocks. Not timed on ARM either.
+inline cpu::AttentionParams attention_window_defaults() {
+    cpu::AttentionParams p = attention_defaults();
+    p.key_block = 128;
+    return p;
+}
+
 }  // namespace posattn::arm
