@@ -446,6 +446,15 @@ def attention_cases():
         (1, 2, 2, 600, 600, 16, 16, False, None, None, "contiguous", 130),     # without causal
         (2, 2, 2, 40, 700, 16, 16, True, [700, 200], None, "contiguous", 50),  # batch 1: no visible key, rows 0
         (1, 8, 2, 1, 1000, 64, 64, True, None, None, "contiguous", 300),       # decode
+        # Every key length below Lk (a static KV cache): the runtime runs the first max(key_lengths)
+        # keys, the positions kept by the lookahead and window it passes.
+        (2, 8, 2, 1, 600, 64, 64, True, [300, 170], None, "contiguous", 0),    # decode, GQA folded
+        (2, 4, 2, 30, 500, 32, 32, True, [260, 100], None, "contiguous", 0),
+        (1, 2, 2, 30, 400, 16, 16, False, [350], None, "contiguous", 80),     # a window, not causal
+        (1, 2, 2, 40, 700, 16, 16, True, [500], None, "contiguous", 64),      # every row's window past the keys: 0
+        (2, 2, 2, 5, 40, 16, 16, True, [0, 0], None, "contiguous", 0),        # no key in any batch: 0
+        (2, 4, 2, 29, 60, 32, 32, True, [45, 30], None, "blhd", 0),           # of [B, L, H, D] views
+        (1, 2, 2, 21, 40, 12, 12, False, [30], None, "strided", 0),           # of views with inner stride 2
         # Head sizes of LLaMA and Gemma (a GPU block's shared memory grew with D, past CUDA's 48 KiB):
         (1, 8, 2, 1, 150, 128, 128, True, None, None, "contiguous", 0),         # D = 128, GQA decode
         (1, 2, 2, 40, 70, 256, 256, True, None, None, "contiguous", 0),         # D = 256

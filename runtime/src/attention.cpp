@@ -399,7 +399,19 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
     if (out.numel() == 0) return;
 
-    if (s.Lk == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
+    // Plain attention reads only the keys some batch can see: a cache allocated longer than its
+    // longest key length (a static KV cache) runs as the first max(key_lengths) keys, its query
+    // positions kept by moving the lookahead and window by the keys left out. (The encodings
+    // index their terms by position and key, so they run every key.)
+    const int64_t longest = encodings ? s.Lk : *std::max_element(lengths.begin(), lengths.end());
+    const int64_t left_out = s.Lk - longest;
+    auto visible_keys = [&](const Tensor &t) {
+        Tensor first = t;
+        first.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};  // the tensor's, not the view's row-major ones
+        first.shape[2] = longest;
+        return first;
+    };
+    if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
         float *data = static_cast<float *>(zeros.tensor().data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
@@ -417,7 +429,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
                       {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
     };
     const int64_t rows = fold ? group : s.Lq;
-    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k, false), v_view(v, false),
+    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(visible_keys(k), false), v_view(visible_keys(v), false),
         out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
@@ -429,7 +441,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
     KernelCall kernel(function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
-        .arg("scale", float(scale)).arg("lookahead", int32_t(o.causal && !fold ? 0 : rows)).arg("window", int32_t(window))
+        .arg("scale", float(scale)).arg("lookahead", int32_t((o.causal && !fold ? 0 : rows) + left_out))
+        .arg("window", int32_t(window - left_out))
         .arg("out", out_view);
     for (auto &bind : args.bind) bind(kernel);
     kernel.run();
