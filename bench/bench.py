@@ -437,11 +437,11 @@ def attention_benches(rng):
     # A sliding window (Mistral's, causal), which runs plain attention's window shape class: the
     # key blocks wholly before a tile's window are skipped. FLOPs count the visible band.
     W = 256
-    band = lambda n: np.tri(n, dtype=bool) & ~np.tri(n, k=-W, dtype=bool)
+    band = np.tri(L, dtype=bool) & ~np.tri(L, k=-W, dtype=bool)
     benches.append(Bench(
-        f"posattn_attn_plain_f32_window[causal{W}]", 4.0 * B * H * D * int(band(L).sum()), "GFLOP/s",
+        f"posattn_attn_plain_f32_window[causal{W}]", 4.0 * B * H * D * int(band.sum()), "GFLOP/s",
         lambda r, s: posattn.attention(*sets[r % 3], causal=True, window=W, out=out, **s),
-        lambda r: eager(*sets[r % 3], band(L)),
+        lambda r: eager(*sets[r % 3], band),
         lambda s: float(np.abs(posattn.attention(*small, causal=True, window=W, **s)
                                - reference.attention(*small, causal=True, window=W)).max())))
     benches += [gqa_decode_bench(rng), gqa_decode_bench(rng, check_finite=False)]

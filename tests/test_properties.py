@@ -552,6 +552,8 @@ def test_plain_attention_reads_no_key_past_the_longest_key_length(rng, Hq, Lq, c
     k[:, :, 330:], v[:, :, 330:] = np.nan, np.nan
     out = posattn.attention(q, k, v, causal=causal, key_lengths=lengths, window=window, check_finite=False)
     np.testing.assert_allclose(out, expected, atol=2e-5, rtol=1e-5)
+    # Deliberately the undefined case: ALiBi (zero slopes) reads every key, and its NaN shows that
+    # this call's inputs would reach the result if the keys past the lengths were read.
     alibi = posattn.attention(q, k, v, causal=causal, key_lengths=lengths, window=window, check_finite=False,
                               alibi_slopes=np.zeros(Hq, np.float32))
     assert np.isnan(alibi).any()

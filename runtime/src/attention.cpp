@@ -383,9 +383,22 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // inside 2^31.
     if (s.Lq + s.Lk > (int64_t(1) << 30))
         check.fail("arguments 'q' and 'k' have Lq + Lk = " + std::to_string(s.Lq + s.Lk) + "; expected Lq + Lk <= 2^30");
-    // q, k and v are checked before an encoding's own work (DeBERTa's projections).
+    // Plain attention reads only the keys some batch can see: a cache allocated longer than its
+    // longest key length (a static KV cache) runs as the first max(key_lengths) keys, its query
+    // positions kept by moving the lookahead and window by the keys left out. (The encodings
+    // index their terms by position and key, so they run every key.)
+    const int64_t longest = encodings || s.B == 0 ? s.Lk : *std::max_element(lengths.begin(), lengths.end());
+    const int64_t left_out = s.Lk - longest;
+    auto visible_keys = [&](const Tensor &t) {
+        Tensor first = t;
+        first.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};  // the tensor's, not the view's row-major ones
+        first.shape[2] = longest;
+        return first;
+    };
+    const Tensor k_visible = visible_keys(k), v_visible = visible_keys(v);
+    // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's projections).
     if (o.check_finite)
-        for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.finite_values(*input, name, call);
+        for (auto [input, name] : {std::pair{&q, "q"}, {&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, args);
@@ -399,18 +412,6 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
     if (out.numel() == 0) return;
 
-    // Plain attention reads only the keys some batch can see: a cache allocated longer than its
-    // longest key length (a static KV cache) runs as the first max(key_lengths) keys, its query
-    // positions kept by moving the lookahead and window by the keys left out. (The encodings
-    // index their terms by position and key, so they run every key.)
-    const int64_t longest = encodings ? s.Lk : *std::max_element(lengths.begin(), lengths.end());
-    const int64_t left_out = s.Lk - longest;
-    auto visible_keys = [&](const Tensor &t) {
-        Tensor first = t;
-        first.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};  // the tensor's, not the view's row-major ones
-        first.shape[2] = longest;
-        return first;
-    };
     if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
         float *data = static_cast<float *>(zeros.tensor().data);
@@ -429,7 +430,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
                       {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
     };
     const int64_t rows = fold ? group : s.Lq;
-    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(visible_keys(k), false), v_view(visible_keys(v), false),
+    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k_visible, false), v_view(v_visible, false),
         out_view(fold ? heads_as_rows(out) : out, true);
     HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
