@@ -72,6 +72,19 @@ def test_autoscheduler_candidate_loads(tune, measure, tmp_path, rng):
     np.testing.assert_array_equal(posattn.integer(positions, 1024, schedule=name), reference.integer(positions, 1024))
 
 
+def check_plain_call(schedule, rng, shapes, window, served):
+    """Causal plain attention of q, k, v of these shapes with a candidate's schedule: the reference
+    result where its shape class serves the call, else the runtime's error that plain attention's
+    own kernel (where a call of another class falls back) has no such schedule."""
+    q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in shapes)
+    if served:
+        np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=schedule),
+                                   reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
+    else:
+        with pytest.raises(posattn.Error, match=r"no kernel posattn_attn_plain_f32\.x86 with schedule"):
+            posattn.attention(q, k, v, causal=True, window=window, schedule=schedule)
+
+
 def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, measure, tmp_path, rng):
     """A candidate of plain attention's decode class, compiled from its own space's defaults (a
     4-row tile) and loaded under its own schedule name, serves exactly the calls the runtime gives
@@ -85,13 +98,7 @@ def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, mea
     for Hq, Hkv, Lq, window, decode, D, Dv in [(8, 2, 1, 0, True, 32, 32), (3, 3, 4, 0, True, 64, 24),
                                                (16, 2, 1, 9, True, 40, 40), (8, 2, 3, 0, True, 8, 8),
                                                (3, 3, 5, 0, False, 32, 32), (16, 2, 1, 0, False, 32, 32)]:
-        q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)))
-        if decode:
-            np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=name),
-                                       reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
-        else:
-            with pytest.raises(posattn.Error, match=r"no kernel posattn_attn_plain_f32\.x86 with schedule"):
-                posattn.attention(q, k, v, causal=True, window=window, schedule=name)
+        check_plain_call(name, rng, ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)), window, decode)
 
 
 def test_window_shape_class_serves_calls_with_a_window_narrower_than_the_keys(tune, measure, tmp_path, rng):
@@ -102,15 +109,9 @@ def test_window_shape_class_serves_calls_with_a_window_narrower_than_the_keys(tu
     defaults = tune.Space(spaces()["x86"]["attention_window"]).defaults()
     assert defaults["key_block"] < tune.Space(spaces()["x86"]["attention"]).defaults()["key_block"]
     name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
-    for Hq, Hkv, Lq, Lk, window, served in [(4, 2, 40, 300, 9, True), (2, 2, 300, 300, 150, True), (2, 2, 40, 300, 0, False),
-                                            (2, 2, 40, 300, 300, False), (8, 2, 1, 300, 9, False)]:
-        q, k, v = (rng.standard_normal(shape).astype(np.float32) for shape in ((1, Hq, Lq, 32), (1, Hkv, Lk, 32), (1, Hkv, Lk, 32)))
-        if served:
-            np.testing.assert_allclose(posattn.attention(q, k, v, causal=True, window=window, schedule=name),
-                                       reference.attention(q, k, v, None, True, window=window), atol=2e-5, rtol=1e-5)
-        else:
-            with pytest.raises(posattn.Error, match=r"no kernel posattn_attn_plain_f32(_decode)?\.x86 with schedule"):
-                posattn.attention(q, k, v, causal=True, window=window, schedule=name)
+    for Hq, Hkv, Lq, window, served in [(4, 2, 40, 9, True), (2, 2, 300, 150, True), (2, 2, 40, 0, False),
+                                        (2, 2, 40, 300, False), (8, 2, 1, 9, False)]:
+        check_plain_call(name, rng, ((1, Hq, Lq, 32), (1, Hkv, 300, 32), (1, Hkv, 300, 32)), window, served)
 
 
 @pytest.mark.parametrize("function, value_pass_keys", [("posattn_attn_plain_f32", 64), ("posattn_attn_shaw_f32", 1)])
