@@ -396,6 +396,29 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         return first;
     };
     const Tensor k_visible = visible_keys(k), v_visible = visible_keys(v);
+    // Batches of unequal key lengths each run as a call of their own, so that each reads only its
+    // own keys, where the padding a single call would read is at least an eighth of its keys
+    // (host memory: a device buffer's handle cannot be offset to a batch).
+    int64_t padding = 0;
+    for (int32_t n : lengths) padding += longest - n;
+    const bool host = q.memory == Memory::host && k.memory == Memory::host && v.memory == Memory::host &&
+                      out.memory == Memory::host;
+    if (!encodings && s.B > 1 && host && 8 * padding >= s.B * longest) {
+        auto batch = [](const Tensor &t, int64_t b) {
+            Tensor one = t;
+            one.data = static_cast<uint8_t *>(t.data) + b * t.stride(0) * int64_t(dtype_size(t.dtype));
+            one.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
+            one.shape[0] = 1;
+            return one;
+        };
+        for (int64_t b = 0; b < s.B; b++) {
+            AttentionOptions one = o;
+            int32_t length = lengths[size_t(b)];
+            one.key_lengths = Tensor{&length, DType::int32, {1}, {}};
+            attention(batch(q, b), batch(k, b), batch(v, b), batch(out, b), one, call);
+        }
+        return;
+    }
     // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's projections).
     if (o.check_finite)
         for (auto [input, name] : {std::pair{&q, "q"}, {&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
