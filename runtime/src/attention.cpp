@@ -389,13 +389,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // index their terms by position and key, so they run every key.)
     const int64_t longest = encodings || s.B == 0 ? s.Lk : *std::max_element(lengths.begin(), lengths.end());
     const int64_t left_out = s.Lk - longest;
-    auto visible_keys = [&](const Tensor &t) {
-        Tensor first = t;
-        first.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};  // the tensor's, not the view's row-major ones
-        first.shape[2] = longest;
-        return first;
-    };
-    const Tensor k_visible = visible_keys(k), v_visible = visible_keys(v);
+    const Tensor k_visible = detail::slice(k, 2, 0, longest), v_visible = detail::slice(v, 2, 0, longest);
     // Batches of unequal key lengths each run as a call of their own, so that each reads only its
     // own keys, where the padding a single call would read is at least an eighth of its keys
     // (host memory: a device buffer's handle cannot be offset to a batch).
@@ -404,18 +398,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const bool host = q.memory == Memory::host && k.memory == Memory::host && v.memory == Memory::host &&
                       out.memory == Memory::host;
     if (!encodings && s.B > 1 && host && 8 * padding >= s.B * longest) {
-        auto batch = [](const Tensor &t, int64_t b) {
-            Tensor one = t;
-            one.data = static_cast<uint8_t *>(t.data) + b * t.stride(0) * int64_t(dtype_size(t.dtype));
-            one.strides = {t.stride(0), t.stride(1), t.stride(2), t.stride(3)};
-            one.shape[0] = 1;
-            return one;
-        };
         for (int64_t b = 0; b < s.B; b++) {
             AttentionOptions one = o;
             int32_t length = lengths[size_t(b)];
             one.key_lengths = Tensor{&length, DType::int32, {1}, {}};
-            attention(batch(q, b), batch(k, b), batch(v, b), batch(out, b), one, call);
+            auto batch = [b](const Tensor &t) { return detail::slice(t, 0, b, b + 1); };
+            attention(batch(q), batch(k), batch(v), batch(out), one, call);
         }
         return;
     }

@@ -161,6 +161,8 @@ void for_each_offset(const std::vector<int64_t> &shape, const std::array<const T
 // Copies between two views of the same shape, element by element.
 void copy_strided(const Tensor &from, const Tensor &to);
 
+// The elements [begin, end) of t's axis, with t's strides (explicit).
+Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end);
 // The channels [begin, end) of t's innermost axis.
 Tensor channels(const Tensor &t, int64_t begin, int64_t end);
 

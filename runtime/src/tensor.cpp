@@ -311,15 +311,16 @@ void copy_strided(const Tensor &from, const Tensor &to) {
     });
 }
 
-Tensor channels(const Tensor &t, int64_t begin, int64_t end) {
+Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end) {
     Tensor c = t;
-    size_t axis = t.shape.size() - 1;
     c.strides.clear();
     for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
     c.data = static_cast<uint8_t *>(t.data) + begin * t.stride(axis) * int64_t(dtype_size(t.dtype));
     c.shape[axis] = end - begin;
     return c;
 }
+
+Tensor channels(const Tensor &t, int64_t begin, int64_t end) { return slice(t, t.shape.size() - 1, begin, end); }
 
 Tensor positions_2d(const Tensor &positions, int64_t batch) {
     Tensor p = positions;
