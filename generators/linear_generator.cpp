@@ -23,9 +23,13 @@ public:
         RDom e(0, E, "e");
         // Register tiles cover whole tiles also at the edges: the reads past N and O are clamped
         // and those results are never stored.
-        stages.weight_by_output(o, c) = weight(c, clamp(o, 0, O - 1));
+        // P outputs per panel of the transposed weight. The autoschedulers get it as one panel of
+        // every output, so that their baselines lay it out themselves.
+        const int P = using_autoscheduler() ? 0 : linear_panel_width(get_target(), schedule_params);
+        stages.weight_panels(o, c, panel) = weight(c, clamp(P ? panel * P + o : Expr(o), 0, O - 1));
+        Func w = stages.weight_panels;
         stages.product(o, n) = bias(clamp(o, 0, O - 1));
-        stages.product(o, n) += stages.weight_by_output(o, e) * x(e, clamp(n, 0, N - 1));
+        stages.product(o, n) += (P ? w(o % P, e, o / P) : w(o, e, 0)) * x(e, clamp(n, 0, N - 1));
         out(o, n) = stages.product(o, n);
         stages.reduction = e;
 
@@ -42,7 +46,7 @@ public:
     }
 
 private:
-    Var o{"o"}, n{"n"}, c{"c"};
+    Var o{"o"}, n{"n"}, c{"c"}, panel{"panel"};
     LinearStages stages;
 };
 

@@ -9,6 +9,14 @@
 
 namespace posattn {
 
+// Outputs per panel of the transposed weight (generators/linear.h), asked before generate(): a
+// register tile's outputs on CPUs, a thread block's on GPUs.
+inline int linear_panel_width(const Halide::Target &target, const std::string &params) {
+    TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu) return parse_schedule_params(params, gpu::linear_defaults()).output_threads;
+    return parse_schedule_params(params, family == TargetFamily::arm ? arm::linear_defaults() : x86::linear_defaults()).tile_width();
+}
+
 inline void schedule_linear(const Halide::Target &target, const std::string &params, LinearStages &stages,
                             Halide::Func out) {
     switch (target_family(target)) {

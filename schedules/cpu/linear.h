@@ -20,30 +20,30 @@ struct LinearParams {
         visit("rows_per_task", rows_per_task, {12, 24, 48, 96});
     }
     std::string invalid() const { return rows_per_task % tile_rows ? "rows_per_task must be a multiple of tile_rows" : ""; }
+    int tile_width() const { return vector_width * tile_vectors; }  // outputs per register tile
 };
 
 inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearParams &p) {
     using namespace Halide;
     Var o = out.args()[0], n = out.args()[1];
-    Var oo("oo"), oi("oi"), no("no"), ni("ni"), nt("nt"), task("task"), t("t");
-    const int tile = p.vector_width * p.tile_vectors;
-    // Per task, each panel of a register tile's outputs (tile × E of the transposed weight, in L2)
-    // against every row tile of the task (1.05x over the rows outermost, AMD EPYC).
+    Var oo("oo"), oi("oi"), no("no"), ni("ni"), nt("nt"), task("task");
+    const int tile = p.tile_width();
+    // Jobs are (row block, panel) pairs: each panel of a register tile's outputs (tile × E of the
+    // transposed weight, in L2) against every row tile of the block. (Rows outermost: 1.05x slower,
+    // AMD EPYC; row blocks alone as tasks left a thread idle for a block's time at N = 512.)
     out.split(n, task, nt, p.rows_per_task, TailStrategy::GuardWithIf)
         .tile(o, nt, oo, no, oi, ni, tile, p.tile_rows, TailStrategy::GuardWithIf)
         .reorder(oi, ni, no, oo, task)
+        .fuse(oo, task, task)
         .parallel(task)
         .vectorize(oi, p.vector_width);
-    // The weight transposed once, so that the product loads whole vectors of outputs; in parallel
-    // over the panels. (Split inside the loop over inputs, it was one parallel loop of a few tiny
-    // tasks per input: 512 thread-pool dispatches for a 512-input weight, a third of the kernel's
-    // time; panels as tasks made the kernel 1.5-1.8x faster, AMD EPYC, 2026-12-03.)
-    Var e = st.weight_by_output.args()[1];
-    st.weight_by_output.compute_root()
-        .split(o, t, o, tile, TailStrategy::RoundUp)
-        .reorder(o, e, t)
-        .parallel(t)
-        .vectorize(o, p.vector_width);
+    // The weight transposed once into panels (generators/linear.h), in parallel over them. A panel
+    // read with the whole weight's row stride (3 KiB at O = 768, past the L1 stride prefetcher's
+    // reach) took 1.18x the time (Intel Xeon, 2026-12-05, 21 alternated pairs). (Transposed inside
+    // the loop over inputs, it was one parallel loop of a few tiny tasks per input: 512 thread-pool
+    // dispatches for a 512-input weight, a third of the kernel's time, AMD EPYC, 2026-12-03.)
+    Var panel_output = st.weight_panels.args()[0], panel = st.weight_panels.args()[2];
+    st.weight_panels.compute_root().parallel(panel).vectorize(panel_output, p.vector_width);
     st.product.compute_at(out, no)
         .bound_extent(o, tile)
         .bound_extent(n, p.tile_rows)

@@ -32,9 +32,13 @@ inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearPara
     Var o = out.args()[0], n = out.args()[1], oi("oi");
     gpu_tile_rows(out, o, n, oi, p.output_threads, p.row_threads);
     st.product.compute_at(out, oi);
-    Var wo = st.weight_by_output.args()[0], we = st.weight_by_output.args()[1], wbo("wbo"), wbi("wbi"), web("web"), wei("wei");
-    st.weight_by_output.compute_root().gpu_tile(wo, we, wbo, web, wbi, wei, p.output_threads, p.row_threads,
-                                                TailStrategy::GuardWithIf);
+    // A panel per thread block's outputs (linear_panel_width), tiled over (output, input); the
+    // panels are a third block dimension.
+    Var wo = st.weight_panels.args()[0], we = st.weight_panels.args()[1], wt = st.weight_panels.args()[2];
+    Var wbo("wbo"), wbi("wbi"), web("web"), wei("wei");
+    st.weight_panels.compute_root()
+        .gpu_tile(wo, we, wbo, web, wbi, wei, p.output_threads, p.row_threads, TailStrategy::GuardWithIf)
+        .gpu_blocks(wt);
 }
 
 }  // namespace posattn::gpu
