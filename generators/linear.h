@@ -10,8 +10,8 @@ struct LinearStages {
     // outputs (a schedule's register tile or thread block), each panel contiguous, so that a tile's
     // outputs are dense vectors P floats apart from one input to the next.
     Halide::Func weight_panels{"weight_panels"};
-    Halide::Func product{"product"};                    // product(o, n) = bias[o] + Σ_e …
-    Halide::RDom reduction;                             // over e
+    Halide::Func product{"product"};  // product(o, n) = bias[o] + Σ_e …
+    Halide::RDom reduction;           // over e
 };
 
 }  // namespace posattn

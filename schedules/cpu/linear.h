@@ -29,8 +29,8 @@ inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearPara
     Var oo("oo"), oi("oi"), no("no"), ni("ni"), nt("nt"), task("task");
     const int tile = p.tile_width();
     // Jobs are (row block, panel) pairs: each panel of a register tile's outputs (tile × E of the
-    // transposed weight, in L2) against every row tile of the block. (Rows outermost: 1.05x slower,
-    // AMD EPYC; row blocks alone as tasks left a thread idle for a block's time at N = 512.)
+    // transposed weight, in L2) against every row tile of the block; many jobs balance the two
+    // threads where row blocks alone may not (96-row blocks: 288 rows against 224 at N = 512).
     out.split(n, task, nt, p.rows_per_task, TailStrategy::GuardWithIf)
         .tile(o, nt, oo, no, oi, ni, tile, p.tile_rows, TailStrategy::GuardWithIf)
         .reorder(oi, ni, no, oo, task)

@@ -1,6 +1,7 @@
 // GPU schedule (CUDA, OpenCL, Vulkan) of the linear generator: one thread per output, its dot
 // product accumulated in a register; the weight transposed once so that a warp's threads read
-// consecutive outputs. On an H200: 1.2 ms, 492 GFLOP/s, for the benchmark's 512 × 768 → 768.
+// consecutive outputs. On an H200: 1.2 ms, 492 GFLOP/s, for the benchmark's 512 × 768 → 768
+// (before the weight's panels of 2026-12-05, unmeasured on a GPU since).
 #pragma once
 
 #include "Halide.h"
