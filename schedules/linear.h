@@ -9,27 +9,25 @@
 
 namespace posattn {
 
+inline cpu::LinearParams cpu_linear_defaults(TargetFamily family) {
+    return family == TargetFamily::arm ? arm::linear_defaults() : x86::linear_defaults();
+}
+
 // Outputs per panel of the transposed weight (generators/linear.h), asked before generate(): a
 // register tile's outputs on CPUs, a thread block's on GPUs.
 inline int linear_panel_width(const Halide::Target &target, const std::string &params) {
     TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) return parse_schedule_params(params, gpu::linear_defaults()).output_threads;
-    return parse_schedule_params(params, family == TargetFamily::arm ? arm::linear_defaults() : x86::linear_defaults()).tile_width();
+    return parse_schedule_params(params, cpu_linear_defaults(family)).tile_width();
 }
 
 inline void schedule_linear(const Halide::Target &target, const std::string &params, LinearStages &stages,
                             Halide::Func out) {
-    switch (target_family(target)) {
-    case TargetFamily::x86:
-        cpu::schedule_linear(stages, out, parse_schedule_params(params, x86::linear_defaults()));
-        break;
-    case TargetFamily::arm:
-        cpu::schedule_linear(stages, out, parse_schedule_params(params, arm::linear_defaults()));
-        break;
-    case TargetFamily::gpu:
+    TargetFamily family = target_family(target);
+    if (family == TargetFamily::gpu)
         gpu::schedule_linear(stages, out, parse_schedule_params(params, gpu::linear_defaults()));
-        break;
-    }
+    else
+        cpu::schedule_linear(stages, out, parse_schedule_params(params, cpu_linear_defaults(family)));
 }
 
 }  // namespace posattn
