@@ -10,10 +10,12 @@ build:
 run: build
 	$(ENV) $(PY) bench/bench.py --repeats 5
 
-# The host (x86) leg, then the ARM leg (cross-built, run under qemu), then the coverage matrix.
+# The host (x86) leg, the sanitized leg (ASan + UBSan), the ARM leg (cross-built, run under
+# qemu), then the coverage matrix.
 test: build
 	./build/c_api_smoke
 	$(ENV) $(PY) -m pytest -q tests
+	scripts/test_sanitized.sh
 	scripts/build_arm.sh
 	scripts/test_arm.sh
 	$(PY) scripts/coverage.py

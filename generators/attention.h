@@ -211,9 +211,11 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
         return std::pair{row_at(index, rows, tile_row, first_key + G - 1), row_at(index, rows, tile_row + Tq - 1, first_key)};
     };
     // The keys the tile can see in the blocks it visits, so the rows a query-side term reads for a
-    // visible (query, key): a causal tile sees the distances up to its last row only.
+    // visible (query, key): a causal tile sees the distances up to its last row only. (Positions
+    // are negative where queries outnumber keys, so the lookahead is capped at Lq + Lk, not Lk:
+    // a non-causal tile of such rows sees every key.)
     Expr first_position = tile_row + (Lk - Lq), last_position = first_position + Tq - 1;
-    Expr first_key = max(first_position - window + 1, 0), last_key = min(last_position + min(lookahead, Lk), Lk - 1);
+    Expr first_key = max(first_position - window + 1, 0), last_key = min(last_position + min(lookahead, Lq + Lk), Lk - 1);
     Expr score = st.score(i, jj, r, tile_row, h, b);
     if (!per_tile_scores.empty()) {
         st.relative_scores = Func("relative_scores");

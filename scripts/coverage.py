@@ -1,7 +1,8 @@
 """The harness's coverage matrix, kernel × backend, from each leg's <build>/harness.json (written
 by tests/conftest.py): passed / failed / skipped counts, "not built" where kernels.json says why
 a kernel is not built for a GPU API, and the reasons for every skip. "<api> buffers": the same
-cases with their float32 operands as device buffers the caller owns."""
+cases with their float32 operands as device buffers the caller owns; "<api> reversed": with every
+array operand a view with negative and padded strides in every axis."""
 import collections
 import json
 import pathlib
@@ -14,9 +15,12 @@ BACKENDS = {
     "arm (qemu)": ("build-arm", "arm"),
     "opencl (PoCL)": ("build", "opencl"),
     "opencl buffers": ("build", "opencl-buffers"),
+    "opencl reversed": ("build", "opencl-reversed"),
     "vulkan (lavapipe)": ("build", "vulkan"),
+    "vulkan reversed": ("build", "vulkan-reversed"),
     "cuda": ("build", "cuda"),
     "cuda buffers": ("build", "cuda-buffers"),
+    "cuda reversed": ("build", "cuda-reversed"),
 }
 
 
@@ -32,7 +36,7 @@ def main():
     for kernel in kernels:
         cells = []
         for backend, (build, family) in BACKENDS.items():
-            why_not = kernel.get("not_on", {}).get(family.removesuffix("-buffers"))
+            why_not = kernel.get("not_on", {}).get(family.partition("-")[0])
             rows = [r for r in legs[build] or [] if r["kernel"] == kernel["function"] and r["family"] == family]
             if why_not:
                 cells.append("not built")

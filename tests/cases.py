@@ -524,6 +524,7 @@ def t5_attention_cases():
         (1, 6, 2, 9, 300, 32, True, [300], False, 32, 128, None),          # decoder, GQA, Lq < Lk
         (2, 3, 3, 33, 70, 24, True, [70, 41], False, 8, 20, 0.2),          # padding, explicit scale
         (1, 2, 1, 1, 301, 64, True, None, False, 32, 128, None),           # decode
+        (1, 1, 1, 5, 5, 8, False, None, True, 32, 128, None),              # one head: a [buckets, 1] table
     ]
     for B, Hq, Hkv, Lq, Lk, D, causal, lengths, bidirectional, buckets, max_distance, scale in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, lengths=lengths,
@@ -596,6 +597,7 @@ def shaw_attention_cases():
         (1, 2, 1, 1, 301, 64, 64, 128, True, True, None, 0),      # decode
         (1, 4, 4, 50, 50, 16, 16, 2, False, False, None, 9),      # sliding window
         (1, 2, 2, 300, 600, 16, 16, 4, False, True, None, 70),    # ... over several key blocks
+        (1, 2, 2, 111, 40, 8, 8, 8, False, False, None, 0),       # queries outnumber keys, not causal
     ]
     for B, Hq, Hkv, Lq, Lk, D, Dv, K, per_head, causal, lengths, window in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, Dv=Dv, K=K, per_head=per_head, causal=causal,
@@ -662,6 +664,10 @@ def deberta_attention_cases():
         (1, 2, 2, 29, 29, 16, "p2c", -1, 12, "paper", True, None),      # the paper's p2c index, causal
         (1, 4, 4, 300, 300, 64, "c2p+p2c", 256, 512, "paper", False, None),  # v3's 256 buckets
         (1, 2, 2, 150, 150, 32, "c2p+p2c", 64, 40, "code", False, None),  # buckets that jump rows
+        # Queries outnumbering keys (negative positions), not causal: each tile sees every key.
+        (1, 1, 1, 64, 3, 8, "c2p", -1, 8, "code", False, None),
+        (1, 2, 2, 111, 40, 8, "c2p+p2c", -1, 8, "code", False, None),
+        (1, 2, 1, 200, 16, 16, "p2c", 8, 64, "paper", False, None),
     ]
     for B, Hq, Hkv, Lq, Lk, D, terms, buckets, max_rel, p2c_index, causal, lengths in configs:
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, terms=terms, buckets=buckets, max_rel=max_rel,

@@ -13,7 +13,10 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 # The build under test: build/ (the host's), or another family's (POSATTN_BUILD=build-arm, run by
 # scripts/test_arm.sh on that family's Python under qemu).
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
-sys.path.insert(0, str(BUILD / "python"))
+# The runtime and Python module under test: the build's, or (POSATTN_SANITIZED=1, run by
+# scripts/test_sanitized.sh) the same built with ASan + UBSan in <build>/sanitized/.
+LIBRARY_DIR = BUILD / "sanitized" if os.environ.get("POSATTN_SANITIZED") == "1" else BUILD
+sys.path.insert(0, str(LIBRARY_DIR / "python"))
 # A build for this host (not a cross build, scripts/build_arm.sh) has the GPU kernels, and its
 # autoscheduled baselines unless configured with POSATTN_BASELINES=OFF (scripts/gpu_check.sh).
 _CACHE = (BUILD / "CMakeCache.txt").read_text()

@@ -5,10 +5,10 @@ import ctypes
 import numpy as np
 import pytest
 
-from conftest import BASELINES, BUILD
+from conftest import BASELINES, LIBRARY_DIR
 from posattn import reference
 
-lib = ctypes.CDLL(str(BUILD / "libposattn.so"))
+lib = ctypes.CDLL(str(LIBRARY_DIR / "libposattn.so"))
 OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
 F32, F64, I32, I64 = range(4)
 
@@ -199,7 +199,7 @@ def test_t5_attention_and_buckets(rng):
     assert lib.posattn_t5_bucket(ctypes.c_int64(-100), 0, ctypes.c_int64(32), ctypes.c_int64(128), ctypes.byref(bucket)) == OK
     assert bucket.value == 30
     assert lib.posattn_t5_bucket(ctypes.c_int64(5), 1, ctypes.c_int64(2), ctypes.c_int64(128), ctypes.byref(bucket)) == INVALID
-    assert "num_buckets = 2" in last_error()
+    assert "'num_buckets' = 2" in last_error()
 
 
 class AttentionOptions(ctypes.Structure):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import posattn
-from conftest import NATIVE_BUILD
+from conftest import BASELINES, NATIVE_BUILD
 from test_kernels import cuda_devices
 
 
@@ -130,7 +130,7 @@ def bad_cases():
             ("weight-hidden", lambda r: dict(w_query=f32(r, 64, 9)), ["'w_query'", "hidden"]),
             ("bias-length", lambda r: dict(b_key=f32(r, 63)), ["'b_key'", "Hq·D = 64"]),
             ("bias-without-weight", lambda r: dict(w_query=None, b_query=f32(r, 64)), ["'b_query'", "without its weight"]),
-            ("buckets", lambda r: dict(position_buckets=24, rel_embeddings=f32(r, 48, 10)), ["position_buckets = 24", "max_relative_positions - 1 > position_buckets/2"]),
+            ("buckets", lambda r: dict(position_buckets=24, rel_embeddings=f32(r, 48, 10)), ["'position_buckets' = 24", "max_relative_positions - 1 > position_buckets/2"]),
             ("p2c-index", lambda r: dict(p2c_index="transposed"), ["p2c_index 'transposed'", "'code' or 'paper'"]),
             ("weight-nan", lambda r: dict(w_key=np.full((64, 10), np.nan, np.float32)), ["'w_key'", "NaN or Inf"]),
             ("no-embeddings", lambda r: dict(rel_embeddings=None), ["'deberta'", "no 'rel_embeddings'"]),
@@ -156,7 +156,7 @@ def bad_cases():
         ("sinusoidal-positions-rank", enc(posattn.sinusoidal, positions=lambda r: positions(r, 2, 3, 4), d=8),
          ["'positions'", "rank 3"]),
         ("sinusoidal-base-zero", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, base=0.0),
-         ["'base'", "base > 0"]),
+         ["'base'", "value > 0"]),
         ("sinusoidal-base-nan", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, base=float("nan")),
          ["'base'", "finite"]),
         ("sinusoidal-layout", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, layout="paired"),
@@ -203,7 +203,7 @@ def bad_cases():
         ("binary-position-negative", enc(posattn.binary_add, x=lambda r: f32(r, 1, 2, 40),
                                          positions=lambda r: np.array([5, -1], np.int32)), ["'positions'", "holds -1"]),
         ("sin-only-base-negative", enc(posattn.sin_only, positions=lambda r: positions(r, 5), d=4, base=-2.0),
-         ["'base'", "base > 0"]),
+         ["'base'", "value > 0"]),
         ("sin-only-add-out-dtype", enc(posattn.sin_only_add, x=lambda r: f32(r, 1, 3, 4), positions=lambda r: positions(r, 3),
                                        out=lambda r: np.zeros((1, 3, 4), np.float64)), ["'out'", "float64"]),
         ("rope-rotary-odd", enc(posattn.rope, x=lambda r: f32(r, 1, 2, 5, 8), rotary_dim=5), ["'rotary_dim'", "even"]),
@@ -213,7 +213,7 @@ def bad_cases():
         ("rope-positions-batch", enc(posattn.rope, x=lambda r: f32(r, 2, 2, 5, 8), positions=lambda r: positions(r, 3, 5)),
          ["'positions'", "B, x's dimension 0"]),
         ("rope-x-rank", enc(posattn.rope, x=lambda r: f32(r, 2, 5, 8)), ["'x'", "rank 3", "expected rank 4"]),
-        ("rope-base-zero", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8), base=0.0), ["'base'", "base > 0"]),
+        ("rope-base-zero", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8), base=0.0), ["'base'", "value > 0"]),
         ("rope-layout", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8), layout="llama"), ["'layout'", "'neox' or 'gptj'"]),
         ("rope-scaling-type", enc(posattn.rope, x=lambda r: f32(r, 1, 1, 3, 8), scaling={"type": "su"}),
          ["'scaling'", "'su'"]),
@@ -273,7 +273,8 @@ def bad_cases():
             ("b2-length", dict(b2=lambda r: f32(r, 3)), ["'b2'", "d, p0's last dimension"]),
             ("p0-rank", dict(p0=lambda r: f32(r, 2, 2, 4)), ["'p0'", "rank 3"]),
             ("dt-zero", dict(dt=0.0), ["'dt'", "dt > 0"]),
-            ("substeps-zero", dict(substeps=0), ["'substeps'", ">= 1"]),
+            ("substeps-zero", dict(substeps=0), ["'substeps'", "1 <= substeps <= 65536"]),
+            ("substeps-past-the-bound", dict(substeps=2**62), ["'substeps'", "1 <= substeps <= 65536"]),
             ("method", dict(method="dopri5"), ["'method'", "'rk4_38'"]),
             ("W2-nan", dict(W2=lambda r: np.full((4, 7), np.nan, np.float32)), ["'W2'", "NaN or Inf"]),
             ("negative-positions", dict(num_positions=-1), ["'num_positions'"]),
@@ -302,7 +303,149 @@ def bad_cases():
                                           scaling={"type": "yarn", "factor": 2.0, "original_max_position_embeddings": 8,
                                                    "attention_factor": None}),
          ["'scaling'", "'attention_factor' = None", "a number"]),
+        *defect_cases(attn, enc),
     ]
+
+
+def aliasing_positions(rng, fn, d=4, **kwargs):
+    """fn's call whose out shares bytes with its int32 positions (out viewed over the same buffer)."""
+    buffer = rng.integers(0, 4, size=64).astype(np.int32)
+    return fn, dict(positions=buffer[:8], out=buffer.view(np.float32)[:8 * d].reshape(8, d), d=d, **kwargs)
+
+
+def defect_cases(attn, enc):
+    """Cases found by outside checks (issue 45): each failed, crashed or wrote its output before."""
+    x = lambda r: f32(r, 1, 1, 3, 8)
+    split_batches = dict(k=lambda r, a: f32(r, 2, 2, 8, 16), v=lambda r, a: f32(r, 2, 2, 8, 16))
+    cases = [
+        # Batches of unequal key lengths run one by one: a later batch's failure must not leave an
+        # earlier one's rows in out (the harness checks out is still its poison, 7.0).
+        ("attention-split-batches-nan-in-batch-1", attn(
+            k=lambda r, a: f32(r, 2, 2, 8, 16), v=lambda r, a: poisoned(f32(r, 2, 2, 8, 16), np.nan, 2 * 8 * 16),
+            key_lengths=lambda r, a: np.array([8, 1], np.int32)), ["'v'", "NaN or Inf"]),
+        ("attention-split-batches-bad-schedule", attn(**split_batches, key_lengths=lambda r, a: np.array([0, 8], np.int32),
+                                                      schedule=lambda r, a: "typo"), ["no kernel", "'typo'"]),
+        ("deberta-huge-span", attn(deberta=lambda r, a: dict(rel_embeddings=f32(r, 24, 10), w_key=f32(r, 64, 10),
+                                                             max_relative_positions=2**62 + 2**40)),
+         ["'rel_embeddings' has 24 rows", "2·span = 2·4611687117939015680"]),
+        ("deberta-huge-buckets", attn(deberta=lambda r, a: dict(rel_embeddings=f32(r, 24, 10), w_query=f32(r, 64, 10),
+                                                                position_buckets=2**62 + 2**40)),
+         ["'rel_embeddings' has 24 rows"]),
+        *[(f"{fn.__name__}-out-aliases-positions", lambda r, fn=fn, extra=extra: aliasing_positions(r, fn, **extra),
+           ["'out' overlaps 'positions'"])
+          for fn, extra in ((posattn.integer, dict(d=4)), (posattn.binary, dict(d=4)), (posattn.normalized, dict(d=4)),
+                            (posattn.sinusoidal, dict(d=4)), (posattn.sin_only, dict(d=4)))],
+        ("learned-out-aliases-positions", lambda r: (lambda b: (posattn.learned, dict(
+            table=f32(r, 4, 4), positions=b[:8], out=b.view(np.float32)[:32].reshape(8, 4))))(
+            r.integers(0, 4, size=64).astype(np.int32)), ["'out' overlaps 'positions'"]),
+        ("rope-negative-seq-len", enc(posattn.rope, x=x, scaling={"type": "dynamic", "factor": 2.0,
+                                                                  "original_max_position_embeddings": 4}, seq_len=-1),
+         ["'seq_len' is -1", ">= 0"]),
+        ("rope-frequencies-negative-seq-len", enc(posattn.rope_frequencies, rotary_dim=8, seq_len=-5), ["'seq_len' is -5"]),
+        ("empty-sinusoidal-bad-device", enc(posattn.sinusoidal, positions=lambda r: np.zeros(0, np.int32), d=8, device="gpu"),
+         ["'device' is 'gpu'"]),
+        ("empty-sinusoidal-bad-schedule", enc(posattn.sinusoidal, positions=lambda r: np.zeros(0, np.int32), d=8,
+                                              schedule="typo"), ["no kernel posattn_sinusoidal_f32", "'typo'"]),
+        ("empty-attention-bad-schedule", lambda r: (posattn.attention, dict(
+            q=f32(r, 1, 2, 0, 8), k=f32(r, 1, 2, 5, 8), v=f32(r, 1, 2, 5, 8), schedule="typo")), ["no kernel", "'typo'"]),
+        ("empty-rope-bad-device", enc(posattn.rope, x=lambda r: f32(r, 1, 2, 0, 8), device="tpu"), ["'device' is 'tpu'"]),
+        ("empty-linear-bad-schedule", enc(posattn.linear, x=lambda r: f32(r, 0, 8), weight=lambda r: f32(r, 6, 8),
+                                          schedule="typo"), ["no kernel posattn_linear_f32"]),
+        ("rope-factor-subnormal", enc(posattn.rope, x=x, scaling={"type": "linear", "factor": 1e-320}),
+         ["'scaling.factor'", "not subnormal"]),
+        ("rope-attention-factor-zero", enc(posattn.rope, x=x, scaling={"type": "yarn", "factor": 2.0, "attention_factor": 0.0,
+                                                                       "original_max_position_embeddings": 8}),
+         ["'scaling.attention_factor'", "> 0"]),
+        ("rope-attention-factor-negative", enc(posattn.rope, x=x, scaling={"type": "longrope", "factor": 2.0,
+                                                                           "attention_factor": -1.0,
+                                                                           "original_max_position_embeddings": 8,
+                                                                           "short_factor": [1.0] * 4,
+                                                                           "long_factor": [1.0] * 4}),
+         ["'scaling.attention_factor'"]),
+        ("rope-ntk-factor-overflows", enc(posattn.rope, x=x, scaling={"type": "ntk", "factor": 1e300}),
+         ["'base' and 'scaling.factor'", "NTK base of inf"]),
+        ("rope-linear-frequencies-overflow", enc(posattn.rope, x=x, base=1e-300, scaling={"type": "linear", "factor": 1e-100}),
+         ["'base' and 'scaling'", "finite frequencies"]),
+        *[(f"{name}-base-subnormal", enc(fn, **args, base=1e-310), ["'base'", "not subnormal"])
+          for name, fn, args in (("rope", posattn.rope, dict(x=x)),
+                                 ("sinusoidal", posattn.sinusoidal, dict(positions=lambda r: positions(r, 5), d=8)),
+                                 ("sin-only", posattn.sin_only, dict(positions=lambda r: positions(r, 5), d=8)),
+                                 ("rope-frequencies", posattn.rope_frequencies, dict(rotary_dim=8)))],
+        ("rope-frequencies-huge-rotary-dim", enc(posattn.rope_frequencies, rotary_dim=2**62), ["'rotary_dim'", "2^24"]),
+        ("deberta-bucket-int64-min", enc(posattn.deberta_bucket, delta=[-2**63], position_buckets=8,
+                                         max_relative_positions=64), ["'delta'", "-2^63"]),
+        ("t5-bucket-int64-min", enc(posattn.t5_bucket, rel=[-2**63]), ["'rel'", "-2^63"]),
+        ("t5-bucket-float-rel", enc(posattn.t5_bucket, rel=[1.5]), ["'rel'", "float64", "int64"]),
+        ("complex-order-init-negative-vocab", enc(posattn.complex_order_frequency_init, vocab=-1, d=4), ["'vocab' is -1"]),
+        ("complex-order-init-huge", enc(posattn.complex_order_frequency_init, vocab=2**20, d=2**30), ["'vocab'", "'d'"]),
+        ("alibi-bias-length-past-int32", enc(posattn.alibi_bias, slopes=lambda r: r.random(2), Lq=2**31, Lk=2), ["'Lq'", "2^31"]),
+        ("alibi-bias-too-large-to-allocate", enc(posattn.alibi_bias, slopes=lambda r: r.random(2), Lq=2**30, Lk=2**30),
+         ["out", "too large to allocate"]),
+        # Wrong Python types, named (posattn.ArgumentTypeError: a posattn.Error and a TypeError).
+        ("attention-causal-int", attn(causal=lambda r, a: 2), ["'causal' is 2", "True or False"]),
+        ("attention-causal-none", attn(causal=lambda r, a: None), ["'causal' is None", "True or False"]),
+        ("attention-check-finite-str", attn(check_finite=lambda r, a: "yes"), ["'check_finite'", "True or False"]),
+        ("attention-t5-bidirectional-int", attn(t5_table=lambda r, a: f32(r, 32, 4), t5_bidirectional=lambda r, a: 0),
+         ["'t5_bidirectional'", "True or False"]),
+        ("binary-signed-none", enc(posattn.binary, positions=lambda r: positions(r, 5), d=8, signed=None),
+         ["'signed' is None", "True or False"]),
+        ("binary-msb-first-float", enc(posattn.binary_add, x=lambda r: f32(r, 1, 5, 8), positions=lambda r: positions(r, 5),
+                                       msb_first=1.0), ["'msb_first'"]),
+        ("t5-bucket-bidirectional-str", enc(posattn.t5_bucket, rel=[1, 2], bidirectional="no"), ["'bidirectional'"]),
+        ("sinusoidal-d-float", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8.0),
+         ["'d' is 8.0", "an integer"]),
+        ("sinusoidal-base-str", enc(posattn.sinusoidal, positions=lambda r: positions(r, 5), d=8, base="1e4"),
+         ["'base' is '1e4'", "a real number"]),
+        ("attention-window-str", attn(window=lambda r, a: "3"), ["'window' is '3'", "an integer"]),
+        ("attention-rope-base-str", attn(rope=lambda r, a: dict(base="1e4")), ["'rope' has 'base' = '1e4'", "a number"]),
+        ("attention-rope-not-a-dict", attn(rope=lambda r, a: "neox"), ["'rope' is 'neox'", "a dict or None"]),
+        ("attention-shaw-not-a-dict", attn(shaw=lambda r, a: [1, 2]), ["'shaw'", "a dict or None"]),
+        ("attention-rope-scaling-not-a-dict", attn(rope=lambda r, a: dict(scaling="yarn")),
+         ["'rope' has 'scaling' = 'yarn'", "a dict"]),
+        ("attention-rope-positions-str", attn(rope=lambda r, a: dict(q_positions="abc")), ["'q_positions'"]),
+        ("attention-xl-clamp-len-str", attn(causal=lambda r, a: True, transformer_xl=lambda r, a: dict(
+            r=f32(r, 13, 16), u=f32(r, 4, 16), v_bias=f32(r, 4, 16), clamp_len="3")),
+         ["'transformer_xl' has 'clamp_len' = '3'", "an integer"]),
+        ("attention-deberta-p2c-index-int", attn(deberta=lambda r, a: dict(rel_embeddings=f32(r, 24, 10), w_key=f32(r, 64, 10),
+                                                                           max_relative_positions=12, p2c_index=1)),
+         ["'deberta' has 'p2c_index' = 1", "a string"]),
+        ("attention-deberta-weight-str", attn(deberta=lambda r, a: dict(rel_embeddings=f32(r, 24, 10), w_key="w")),
+         ["'deberta' has 'w_key'", "expected an array"]),
+        ("rope-original-length-float", enc(posattn.rope, x=x, scaling={"type": "yarn", "factor": 2.0,
+                                                                        "original_max_position_embeddings": 4096.0}),
+         ["'original_max_position_embeddings' = 4096.0", "an integer"]),
+        ("rope-truncate-int", enc(posattn.rope, x=x, scaling={"type": "yarn", "factor": 2.0, "truncate": 1,
+                                                               "original_max_position_embeddings": 8}),
+         ["'truncate' = 1", "True or False"]),
+        ("rope-scaling-list", enc(posattn.rope, x=x, scaling=["yarn"]), ["'scaling'", "a dict or None"]),
+        ("floater-substeps-float", enc(posattn.floater, num_positions=3, p0=lambda r: f32(r, 4), W1=lambda r: f32(r, 6, 5),
+                                       b1=lambda r: f32(r, 6), W2=lambda r: f32(r, 4, 7), b2=lambda r: f32(r, 4), substeps=2.5),
+         ["'substeps' is 2.5"]),
+        ("attention-q-unreadable-dlpack", attn(q=lambda r, a: Unreadable()), ["'q'", "DLPack", "Unreadable"]),
+    ]
+    if BASELINES:
+        cases += [
+            ("integer-baseline-too-small", enc(posattn.integer, positions=lambda r: np.arange(1000, dtype=np.int32), d=8,
+                                               out=lambda r: np.full((1000, 8), 7.0, np.float32), schedule="adams2019"),
+             ["schedule 'adams2019' of posattn_integer_f32", "autoscheduled baseline", "schedule='hand'"]),
+            ("attention-baseline-too-small", attn(q=lambda r, a: f32(r, 1, 2, 16, 64), k=lambda r, a: f32(r, 1, 2, 16, 64),
+                                                  v=lambda r, a: f32(r, 1, 2, 16, 64),
+                                                  out=lambda r, a: np.full((1, 2, 16, 64), 7.0, np.float32),
+                                                  schedule=lambda r, a: "adams2019"),
+             ["schedule 'adams2019' of posattn_attn_plain_f32", "schedule='hand'"]),
+        ]
+    return cases
+
+
+class Unreadable:
+    """An array-like whose DLPack export fails (as a bfloat16 torch tensor's does for NumPy)."""
+    dtype = "bfloat16"
+
+    def __dlpack__(self, **kwargs):
+        raise BufferError("bfloat16 is not supported by NumPy")
+
+    def __dlpack_device__(self):
+        return (1, 0)
 
 
 def test_alibi_slopes_needs_a_head():

@@ -2,7 +2,8 @@
 (x86, or arm under qemu) and each GPU API's kernels (opencl on PoCL, vulkan on lavapipe, cuda
 where a device is present; otherwise its cases are skipped with the reason). On the APIs that
 take device buffers the caller owns (cuda, opencl), every case runs a second time with its
-float32 operands as such buffers: family "<api>-buffers".
+float32 operands as such buffers: family "<api>-buffers"; on every GPU API, a third time with
+every array operand a view with negative and padded strides in every axis: "<api>-reversed".
 
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against
@@ -27,24 +28,28 @@ MISSING_DEVICES = {} if cuda_devices() else {"cuda": "no CUDA device on this mac
 CASES = all_cases()
 COMPILED = [(k["function"], k["family"], k["schedule"]) for k in posattn.kernels()]
 FAMILIES = [(function, family, schedule) for function, family, schedule in COMPILED if schedule == "hand"]
-FAMILIES += [(function, f"{family}-buffers", schedule) for function, family, schedule in FAMILIES if family in BUFFER_APIS]
+FAMILIES += [(function, f"{family}-{view}", schedule) for function, family, schedule in FAMILIES
+             for view, apis in (("buffers", BUFFER_APIS), ("reversed", GPU_APIS)) if family in apis]
 PARAMS = [pytest.param(case, family, schedule, id=f"{case.function}.{family}:{schedule}/{case.name}")
           for case in CASES for function, family, schedule in FAMILIES if function == case.function]
 
 
 @pytest.mark.parametrize("case, family, schedule", PARAMS)
 def test_kernel_matches_float64_reference(case, family, schedule, rng, monkeypatch, request):
-    api = family.removesuffix("-buffers")
+    api, _, view = family.partition("-")
     if api in MISSING_DEVICES:
         pytest.skip(MISSING_DEVICES[api])
-    if family != api:
+    if view == "buffers":
         from device_buffers import APIS, patch_device_buffers
         memory = APIS[api]()
         request.addfinalizer(memory.release)
         patch_device_buffers(memory, monkeypatch)
+    if view == "reversed":
+        from reversed_views import patch_reversed_views
+        patch_reversed_views(monkeypatch)
     device = api if api in GPU_APIS else "cpu"
     actual, expected, atol, rtol, before, after = case.run(rng, dict(schedule=schedule, device=device))
-    if family != api:
+    if view == "buffers":
         assert memory.buffers, "no operand of the case reached a device buffer"
     check(actual, expected, atol, rtol)
     for b, a in zip(before, after):

@@ -21,6 +21,41 @@ namespace {
     throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn." + api + ": " + message);
 }
 
+std::string type_name(const py::handle &value) { return py::str(py::type::handle_of(value).attr("__name__")); }
+
+// A value of the wrong Python type: posattn.ArgumentTypeError, a posattn.Error and a TypeError.
+struct ArgumentTypeError : posattn::Error {
+    explicit ArgumentTypeError(const std::string &message) : Error(Kind::invalid_argument, message) {}
+};
+
+// Entry `key` of dict argument `argument` as T (bool: True or False only, as NumPy's bool), or an
+// ArgumentTypeError naming both.
+template <typename T>
+T entry(const std::string &api, const char *argument, const std::string &key, const py::handle &value) {
+    const char *expected = std::is_same_v<T, bool>          ? "True or False"
+                           : std::is_same_v<T, std::string> ? "a string"
+                           : std::is_same_v<T, int64_t>     ? "an integer (int64)"
+                           : std::is_same_v<T, double>      ? "a number"
+                                                            : "a list of numbers";
+    auto wrong = [&] {
+        return ArgumentTypeError("posattn." + api + ": argument '" + argument + "' has '" + key + "' = " +
+                                 std::string(py::repr(value)) + " (" + type_name(value) +
+                                 "); expected " + expected);
+    };
+    if constexpr (std::is_same_v<T, bool>) {
+        if (!py::isinstance<py::bool_>(value) && type_name(value) != "bool")
+            throw wrong();
+    }
+    if constexpr (std::is_same_v<T, int64_t>) {
+        if (py::isinstance<py::bool_>(value)) throw wrong();
+    }
+    try {
+        return value.cast<T>();
+    } catch (const py::cast_error &) {
+        throw wrong();
+    }
+}
+
 Tensor view(const std::string &api, const py::array &a, const char *name, bool output = false) {
     Tensor t;
     py::dtype dt = a.dtype();
@@ -59,7 +94,9 @@ py::object output(const std::string &api, const py::object &out, std::vector<py:
         bytes *= size_t(e);
     }
     void *data = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
-    if (!data) throw std::bad_alloc();
+    if (!data)
+        invalid(api, "the output shape " + shape_string(shape) + " (" + std::to_string(bytes) +
+                         " bytes) is too large to allocate; expected a smaller shape, or out=");
     py::capsule owner(data, [](void *p) { std::free(p); });
     return py::array_t<float>(shape, static_cast<float *>(data), owner);
 }
@@ -96,7 +133,7 @@ struct DeviceArray {
 Tensor operand(const std::string &api, const py::object &a, const char *name, bool output = false) {
     if (py::isinstance<DeviceArray>(a)) return a.cast<const DeviceArray &>().tensor(api, name);
     if (!py::isinstance<py::array>(a))
-        invalid(api, std::string("argument '") + name + "' is a " + std::string(py::str(a.get_type().attr("__name__"))) +
+        invalid(api, std::string("argument '") + name + "' is a " + type_name(a) +
                          "; expected a NumPy array or a posattn.DeviceArray");
     return view(api, py::reinterpret_borrow<py::array>(a), name, output);
 }
@@ -159,16 +196,7 @@ posattn::RopeScaling rope_scaling(const std::string &api, const std::optional<py
                                                 {"longrope", T::longrope}};
     for (auto [key, value] : *dict) {
         std::string name = py::str(key);
-        auto as = [&](auto type) {
-            try {
-                return value.cast<decltype(type)>();
-            } catch (const py::cast_error &) {
-                invalid(api, "argument 'scaling' has '" + name + "' = " + std::string(py::repr(value)) +
-                                 "; expected " + (std::is_same_v<decltype(type), std::string> ? "a string"
-                                                  : std::is_same_v<decltype(type), std::vector<double>> ? "a list of numbers"
-                                                                                                        : "a number"));
-            }
-        };
+        auto as = [&](auto type) { return entry<decltype(type)>(api, "scaling", name, value); };
         auto number = [&] { return as(0.0); };
         auto integer = [&] { return as(int64_t(0)); };
         if (name == "type" || name == "rope_type") {
@@ -223,30 +251,47 @@ void for_each_key(const char *argument, const py::dict &dict, Take take) {
     }
 }
 
+// An array entry of a variant's dict (the Python layer made array-likes arrays): a NumPy array.
+Tensor array_entry(const char *argument, const std::string &key, const py::handle &value) {
+    if (!py::isinstance<py::array>(value))
+        throw ArgumentTypeError("posattn.attention: argument '" + std::string(argument) + "' has '" + key + "' = " +
+                                type_name(value) + "; expected an array");
+    return view("attention", py::reinterpret_borrow<py::array>(value), key.c_str());
+}
+
+// A dict entry of a dict argument (rope's scaling).
+py::dict dict_entry(const char *argument, const std::string &key, const py::handle &value) {
+    if (!py::isinstance<py::dict>(value))
+        throw ArgumentTypeError("posattn.attention: argument '" + std::string(argument) + "' has '" + key + "' = " +
+                                std::string(py::repr(value)) + "; expected a dict");
+    return py::reinterpret_borrow<py::dict>(value);
+}
+
 // An optional array entry (None: not given).
-std::optional<Tensor> optional_array(const py::object &value, const std::string &name) {
+std::optional<Tensor> optional_array(const char *argument, const py::object &value, const std::string &key) {
     if (value.is_none()) return std::nullopt;
-    return view("attention", value.cast<py::array>(), name.c_str());
+    return array_entry(argument, key, value);
 }
 
 // A required array entry.
 Tensor dict_array(const py::dict &dict, const char *argument, const char *key) {
     if (!dict.contains(key) || dict[key].is_none())
         invalid("attention", std::string("argument '") + argument + "' has no '" + key + "'; expected an array");
-    return view("attention", dict[key].cast<py::array>(), key);
+    return array_entry(argument, key, dict[key]);
 }
 
 // attention(rope={...}): base, layout, rotary_dim, scaling, q_positions, k_positions, seq_len.
 posattn::RopeAttention rope_attention(const py::dict &dict) {
     posattn::RopeAttention r;
     for_each_key("rope", dict, [&](const std::string &name, const py::object &value) {
-        if (name == "base") r.base = value.cast<double>();
-        else if (name == "layout") r.layout = rope_layout(value.cast<std::string>());
-        else if (name == "rotary_dim") r.rotary_dim = value.is_none() ? 0 : value.cast<int64_t>();
-        else if (name == "scaling") r.scaling = rope_scaling("attention", value.is_none() ? std::nullopt : std::optional<py::dict>(value.cast<py::dict>()));
-        else if (name == "q_positions") r.q_positions = optional_array(value, name);
-        else if (name == "k_positions") r.k_positions = optional_array(value, name);
-        else if (name == "seq_len") r.seq_len = value.is_none() ? 0 : value.cast<int64_t>();
+        auto as = [&](auto type) { return entry<decltype(type)>("attention", "rope", name, value); };
+        if (name == "base") r.base = as(0.0);
+        else if (name == "layout") r.layout = rope_layout(as(std::string()));
+        else if (name == "rotary_dim") r.rotary_dim = value.is_none() ? 0 : as(int64_t(0));
+        else if (name == "scaling") r.scaling = rope_scaling("attention", value.is_none() ? std::nullopt : std::optional<py::dict>(dict_entry("rope", name, value)));
+        else if (name == "q_positions") r.q_positions = optional_array("rope", value, name);
+        else if (name == "k_positions") r.k_positions = optional_array("rope", value, name);
+        else if (name == "seq_len") r.seq_len = value.is_none() ? 0 : as(int64_t(0));
         else return false;
         return true;
     });
@@ -262,8 +307,8 @@ posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
     const char *arg = "transformer_xl";
     posattn::TransformerXLAttention xl;
     for_each_key(arg, dict, [&](const std::string &name, const py::object &value) {
-        if (name == "clamp_len") xl.clamp_len = value.cast<int64_t>();
-        else if (name == "same_length") xl.same_length = value.cast<int64_t>();
+        if (name == "clamp_len") xl.clamp_len = entry<int64_t>("attention", arg, name, value);
+        else if (name == "same_length") xl.same_length = entry<int64_t>("attention", arg, name, value);
         else return name == "r" || name == "u" || name == "v_bias";
         return true;
     });
@@ -275,16 +320,17 @@ posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
 
 posattn::DebertaAttention deberta_attention(const py::dict &dict) {
     posattn::DebertaAttention de;
-    for_each_key("deberta", dict, [&](const std::string &name, const py::object &value) {
+    const char *arg = "deberta";
+    for_each_key(arg, dict, [&](const std::string &name, const py::object &value) {
         if (name == "rel_embeddings") return true;
-        else if (name == "w_key") de.w_key = optional_array(value, name);
-        else if (name == "b_key") de.b_key = optional_array(value, name);
-        else if (name == "w_query") de.w_query = optional_array(value, name);
-        else if (name == "b_query") de.b_query = optional_array(value, name);
-        else if (name == "position_buckets") de.position_buckets = value.cast<int64_t>();
-        else if (name == "max_relative_positions") de.max_relative_positions = value.cast<int64_t>();
+        else if (name == "w_key") de.w_key = optional_array(arg, value, name);
+        else if (name == "b_key") de.b_key = optional_array(arg, value, name);
+        else if (name == "w_query") de.w_query = optional_array(arg, value, name);
+        else if (name == "b_query") de.b_query = optional_array(arg, value, name);
+        else if (name == "position_buckets") de.position_buckets = entry<int64_t>("attention", arg, name, value);
+        else if (name == "max_relative_positions") de.max_relative_positions = entry<int64_t>("attention", arg, name, value);
         else if (name == "p2c_index") {
-            std::string index = value.cast<std::string>();
+            std::string index = entry<std::string>("attention", arg, name, value);
             if (index != "code" && index != "paper")
                 invalid("attention", "argument 'deberta' has p2c_index '" + index + "'; expected 'code' or 'paper'");
             de.p2c_index = index == "paper" ? posattn::DebertaP2cIndex::paper : posattn::DebertaP2cIndex::code;
@@ -299,7 +345,18 @@ posattn::DebertaAttention deberta_attention(const py::dict &dict) {
 
 PYBIND11_MODULE(_posattn, m) {
     m.doc() = "posattn kernels (AOT-compiled Halide) over NumPy arrays.";
-    py::register_exception<posattn::Error>(m, "Error", PyExc_ValueError);
+    auto error = py::register_exception<posattn::Error>(m, "Error", PyExc_ValueError);
+    // Both a posattn.Error and a TypeError (pybind11 gives an exception one base; Python's own
+    // constructor takes several). Registered after Error's, so its translator is tried first.
+    static py::handle type_error = PyErr_NewException("posattn.ArgumentTypeError", py::make_tuple(error, py::handle(PyExc_TypeError)).ptr(), nullptr);
+    m.add_object("ArgumentTypeError", type_error);
+    py::register_exception_translator([](std::exception_ptr thrown) {
+        try {
+            if (thrown) std::rethrow_exception(thrown);
+        } catch (const ArgumentTypeError &e) {
+            PyErr_SetString(type_error.ptr(), e.what());
+        }
+    });
 
     m.def("sinusoidal",
           [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
@@ -392,7 +449,7 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::binary(p, o, {signed_values, msb_first}, {schedule, device});
               });
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed").noconvert() = false, py::arg("msb_first").noconvert() = false,
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("binary_add",
@@ -402,7 +459,7 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::binary_add(*xv, p, o, {signed_values, msb_first}, {schedule, device});
               });
           },
-          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("signed") = false, py::arg("msb_first") = false,
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("signed").noconvert() = false, py::arg("msb_first").noconvert() = false,
           py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("sin_only",
@@ -475,6 +532,14 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("schedule") = "hand", py::arg("device") = "cpu");
 
     m.def("complex_order_frequency_init", [](int64_t vocab, int64_t d, std::string kind) {
+        const char *api = "complex_order_frequency_init";
+        for (auto [value, name] : {std::pair{vocab, "vocab"}, {d, "d"}})
+            if (value < 0 || value > INT32_MAX)
+                invalid(api, std::string("argument '") + name + "' is " + std::to_string(value) + "; expected 0 <= " + name +
+                                 " <= 2^31-1");
+        if (d > 0 && vocab > (int64_t(1) << 40) / d)
+            invalid(api, "arguments 'vocab' and 'd' give a table of " + std::to_string(vocab) + " x " + std::to_string(d) +
+                             " values; expected at most 2^40");
         posattn::ComplexOrderInit k = posattn::ComplexOrderInit::translation;
         if (kind == "classification") k = posattn::ComplexOrderInit::classification;
         else if (kind != "translation")
@@ -518,7 +583,10 @@ PYBIND11_MODULE(_posattn, m) {
           [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, py::object out,
              std::string schedule, std::string device) {
               posattn::AlibiForm alibi = alibi_form("alibi_bias", "form", form);
-              if (Lq < 0 || Lk < 0) invalid("alibi_bias", "arguments 'Lq' and 'Lk' must be >= 0");
+              for (auto [value, name] : {std::pair{Lq, "Lq"}, {Lk, "Lk"}})
+                  if (value < 0 || value > INT32_MAX)
+                      invalid("alibi_bias", std::string("argument '") + name + "' is " + std::to_string(value) +
+                                                "; expected 0 <= " + name + " < 2^31");
               std::vector<py::ssize_t> shape{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk};
               if (!out.is_none() && shape_of(out) != shape)
                   invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected [H, Lq, Lk]");
@@ -594,11 +662,11 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
-          py::arg("causal") = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
-          py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional") = true,
+          py::arg("causal").noconvert() = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
+          py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional").noconvert() = true,
           py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
           py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),
-          py::arg("check_finite") = true, py::arg("out") = py::none(), py::arg("schedule") = "hand",
+          py::arg("check_finite").noconvert() = true, py::arg("out") = py::none(), py::arg("schedule") = "hand",
           py::arg("device") = "cpu");
 
     m.def("linear",
@@ -618,6 +686,7 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("deberta_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> delta, int64_t position_buckets,
              int64_t max_relative_positions) {
+              posattn::deberta_bucket(0, position_buckets, max_relative_positions);  // its parameters, for no delta too
               py::array_t<int64_t> result(delta.request().shape);
               const int64_t *src = delta.data();
               int64_t *dst = result.mutable_data();
@@ -630,15 +699,20 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("t5_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> rel, bool bidirectional,
              int64_t num_buckets, int64_t max_distance) {
+              posattn::t5_bucket(0, bidirectional, num_buckets, max_distance);  // its parameters, for no rel too
               py::array_t<int64_t> result(rel.request().shape);
               const int64_t *src = rel.data();
               int64_t *dst = result.mutable_data();
               for (py::ssize_t e = 0; e < rel.size(); e++) dst[e] = posattn::t5_bucket(src[e], bidirectional, num_buckets, max_distance);
               return result;
           },
-          py::arg("rel"), py::arg("bidirectional") = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
+          py::arg("rel"), py::arg("bidirectional").noconvert() = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
 
-    m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
+    m.def("set_num_threads", [](int64_t threads) {
+        if (threads != int64_t(int(threads)))
+            invalid("set_num_threads", "argument 'threads' is " + std::to_string(threads) + "; expected 0 <= threads <= 256");
+        posattn::set_num_threads(int(threads));
+    }, py::arg("threads"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
           py::arg("schedule"), py::arg("device") = "cpu");
     m.def("kernels", [] {

@@ -35,7 +35,7 @@ void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form, const C
     check.output(out, "out");
     check.disjoint(out, "out", slopes, "slopes");
     std::vector<double> m = check.real_vector(slopes, "slopes", slopes.shape[0], "H");
-    if (out.numel() == 0) return;
+    if (detail::nothing_to_compute(out, "posattn_alibi_bias_f32", call)) return;
     HalideView slope_view(Tensor{m.data(), DType::float64, {int64_t(m.size())}, {}}, false), out_view(out, true);
     KernelCall kernel("posattn_alibi_bias_f32", call);
     kernel.arg("slopes", slope_view).arg("form", int32_t(form)).arg("out", out_view);

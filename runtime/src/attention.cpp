@@ -12,13 +12,25 @@ using detail::Checker;
 using detail::HalideView;
 using detail::KernelCall;
 
+namespace {
+
+// float32 x as int64, saturated at ±2^62 (and 2^62 for NaN): a bucket of huge parameters, which the
+// callers clamp to their tables, without the undefined behaviour of converting an out-of-range float.
+int64_t saturated(float x) {
+    constexpr float limit = 0x1p62f;
+    return x < limit ? (x > -limit ? int64_t(x) : -(int64_t(1) << 62)) : int64_t(1) << 62;
+}
+
+}  // namespace
+
 int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t num_buckets, int64_t max_distance) {
     int64_t max_exact = (bidirectional ? num_buckets / 2 : num_buckets) / 2;
-    if (max_exact < 1 || max_distance <= max_exact || rel == INT64_MIN)
-        Checker("t5_bucket").fail("arguments num_buckets = " + std::to_string(num_buckets) + ", max_distance = " +
-                                  std::to_string(max_distance) + ", rel = " + std::to_string(rel) +
-                                  "; expected at least 4 buckets (2 one-directional), max_distance > num_buckets/4 "
-                                  "(/2 one-directional) and rel > INT64_MIN");
+    if (max_exact < 1 || max_distance <= max_exact)
+        Checker("t5_bucket").fail("arguments 'num_buckets' = " + std::to_string(num_buckets) + " and 'max_distance' = " +
+                                  std::to_string(max_distance) +
+                                  "; expected at least 4 buckets (2 one-directional) and max_distance > num_buckets/4 "
+                                  "(/2 one-directional)");
+    if (rel == INT64_MIN) Checker("t5_bucket").fail("argument 'rel' holds -2^63; expected a value > -2^63");
     int64_t bucket = 0, n = rel < 0 ? -rel : 0;
     if (bidirectional) {
         num_buckets /= 2;
@@ -29,22 +41,23 @@ int64_t t5_bucket(int64_t rel, bool bidirectional, int64_t num_buckets, int64_t 
     // float32 throughout, as torch: log(n / max_exact) / log(max_distance / max_exact)·(nb − max_exact).
     float ratio = float(n) / float(max_exact);
     float scaled = std::log(ratio) / float(std::log(double(max_distance) / double(max_exact))) * float(num_buckets - max_exact);
-    return bucket + std::min(max_exact + int64_t(scaled), num_buckets - 1);
+    return bucket + max_exact + std::min(saturated(scaled), num_buckets - 1 - max_exact);
 }
 
 int64_t deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions) {
     if (position_buckets <= 0) return delta;
     int64_t mid = position_buckets / 2, max_position = max_relative_positions < 1 ? 512 : max_relative_positions;
-    if (mid < 1 || max_position - 1 <= mid || delta == INT64_MIN)
-        Checker("deberta_bucket").fail("arguments position_buckets = " + std::to_string(position_buckets) +
-                                       ", max_relative_positions = " + std::to_string(max_position) +
+    if (mid < 1 || max_position - 1 <= mid)
+        Checker("deberta_bucket").fail("arguments 'position_buckets' = " + std::to_string(position_buckets) +
+                                       " and 'max_relative_positions' = " + std::to_string(max_position) +
                                        "; expected position_buckets >= 2 and max_relative_positions - 1 > position_buckets/2");
+    if (delta == INT64_MIN) Checker("deberta_bucket").fail("argument 'delta' holds -2^63; expected a value > -2^63");
     int64_t magnitude = delta < 0 ? -delta : delta;
     if (magnitude <= mid) return delta;
     // float32 throughout, as HF: ceil(log(|δ| / mid) / log((max_position − 1) / mid) · (mid − 1)) + mid.
     float ratio = float(magnitude) / float(mid);
     float span = std::log(float(double(max_position - 1) / double(mid)));
-    int64_t bucket = int64_t(std::ceil(std::log(ratio) / span * float(mid - 1))) + mid;
+    int64_t bucket = saturated(std::ceil(std::log(ratio) / span * float(mid - 1))) + mid;
     return delta < 0 ? -bucket : bucket;
 }
 
@@ -128,12 +141,12 @@ struct EncodingArgs {
     std::vector<std::function<void(KernelCall &)>> bind;
 
     void tensor(const char *name, const Tensor &t) { bind_view(name, views.emplace_back(t, false)); }
-    // A per-offset table ([rows, offsets] when rows > 1), viewed from −kOffsetPadding.
+    // A per-offset table, [offsets] or [heads, offsets], viewed from −kOffsetPadding.
     template <typename T>
-    void by_offset(const char *name, ByOffset<T> &&table, int64_t rows = 1) {
+    void by_offset(const char *name, ByOffset<T> &&table, std::optional<int64_t> heads = std::nullopt) {
         std::vector<T> &data = owned<T>().emplace_back(std::move(table.values));
         std::vector<int64_t> shape{table.size()};
-        if (rows > 1) shape.insert(shape.begin(), rows);
+        if (heads) shape.insert(shape.begin(), *heads);
         HalideView &v = views.emplace_back(Tensor{data.data(), std::is_same_v<T, float> ? DType::float32 : DType::int32, shape, {}}, false);
         v.buffer()->dim[0].min = int32_t(-kOffsetPadding);
         bind_view(name, v);
@@ -281,9 +294,10 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
     check.finite_values(emb, "rel_embeddings");
     int64_t max_rel = de.max_relative_positions < 1 ? 512 : de.max_relative_positions;
     int64_t span = de.position_buckets > 0 ? de.position_buckets : max_rel;
-    if (emb.shape[0] < 2 * span)
+    if (emb.shape[0] / 2 < span)  // (2·span may overflow)
         check.fail("argument 'rel_embeddings' has " + std::to_string(emb.shape[0]) + " rows; expected at least 2·span = " +
-                   std::to_string(2 * span) + " (span: position_buckets, else max_relative_positions)");
+                   (span <= INT64_MAX / 2 ? std::to_string(2 * span) : "2·" + std::to_string(span)) +
+                   " (span: position_buckets, else max_relative_positions)");
     if (de.position_buckets > 0) deberta_bucket(0, de.position_buckets, max_rel);  // checks the bucket parameters
     int64_t hidden = emb.shape[1], HD = s.Hq * s.D;
     // Every argument is checked before either projection runs.
@@ -338,6 +352,24 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
     args.default_scale = 1.0 / std::sqrt(double(s.D) * double(1 + int(c2p) + int(p2c)));
 }
 
+// The tensors a call's variant reads, by argument name.
+std::vector<std::pair<const Tensor *, const char *>> variant_inputs(const AttentionOptions &o) {
+    std::vector<std::pair<const Tensor *, const char *>> inputs;
+    auto add = [&](const Tensor *t, const char *name) { if (t) inputs.emplace_back(t, name); };
+    auto optional = [](const std::optional<Tensor> &t) { return t ? &*t : nullptr; };
+    if (o.alibi) add(&o.alibi->slopes, "alibi_slopes");
+    if (o.t5) add(&o.t5->table, "t5_table");
+    if (o.rope) add(optional(o.rope->q_positions), "q_positions"), add(optional(o.rope->k_positions), "k_positions");
+    if (o.shaw) add(&o.shaw->rel_k, "rel_k"), add(&o.shaw->rel_v, "rel_v");
+    if (o.transformer_xl) add(&o.transformer_xl->r, "r"), add(&o.transformer_xl->u, "u"), add(&o.transformer_xl->v_bias, "v_bias");
+    if (const auto &de = o.deberta) {
+        add(&de->rel_embeddings, "rel_embeddings");
+        for (auto [t, name] : {std::pair{&de->w_key, "w_key"}, {&de->b_key, "b_key"}, {&de->w_query, "w_query"}, {&de->b_query, "b_query"}})
+            add(optional(*t), name);
+    }
+    return inputs;
+}
+
 }  // namespace
 
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
@@ -366,6 +398,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         const Tensor &given = *o.key_lengths;
         check.tensor(given, "key_lengths", DType::int32, {1});
         check.dim(given, "key_lengths", 0, s.B, "B, q's dimension 0");
+        check.disjoint(out, "out", given, "key_lengths");
         for (int64_t b = 0; b < s.B; b++) {
             int32_t n = static_cast<const int32_t *>(given.data)[b * given.stride(0)];
             if (n < 0 || n > s.Lk)
@@ -392,20 +425,24 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const Tensor k_visible = detail::slice(k, 2, 0, longest), v_visible = detail::slice(v, 2, 0, longest);
     // Batches of unequal key lengths each run as a call of their own, so that each reads only its
     // own keys, where the padding a single call would read is at least an eighth of its keys
-    // (host memory: a device buffer's handle cannot be offset to a batch).
+    // (host memory: a device buffer's handle cannot be offset to a batch). They write a scratch
+    // output, copied to out once every batch has succeeded: a batch that fails (NaN in its keys, a
+    // bad schedule) leaves out as it was.
     int64_t padding = 0;
     for (int32_t n : lengths) padding += longest - n;
     const bool host = q.memory == Memory::host && k.memory == Memory::host && v.memory == Memory::host &&
                       out.memory == Memory::host;
     if (!encodings && s.B > 1 && host && 8 * padding >= s.B * longest) {
+        std::vector<float> staged(size_t(out.numel()));
+        const Tensor scratch{staged.data(), DType::float32, out.shape, {}};
         for (int64_t b = 0; b < s.B; b++) {
             AttentionOptions one = o;
             int32_t length = lengths[size_t(b)];
             one.key_lengths = Tensor{&length, DType::int32, {1}, {}};
             auto batch = [b](const Tensor &t) { return detail::slice(t, 0, b, b + 1); };
-            attention(batch(q), batch(k), batch(v), batch(out), one, call);
+            attention(batch(q), batch(k), batch(v), batch(scratch), one, call);
         }
-        return;
+        return detail::copy_strided(scratch, out);
     }
     // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's projections).
     if (o.check_finite)
@@ -421,7 +458,9 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     check.finite(scale, "scale");
     // Any window >= Lk masks nothing.
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
-    if (out.numel() == 0) return;
+    // out shares no byte with a variant's inputs either (each checked by its variant above).
+    for (auto [input, name] : variant_inputs(o)) check.disjoint(out, "out", *input, name);
+    if (detail::nothing_to_compute(out, args.function, call)) return;
 
     if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)

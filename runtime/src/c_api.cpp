@@ -419,7 +419,9 @@ posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *wei
     return guarded([&] { posattn::linear(view(x, "x"), view(weight, "weight"), optional_view(bias, "bias"), view(out, "out"), thread_call); });
 }
 
-void posattn_set_num_threads(int32_t threads) { posattn::set_num_threads(threads); }
+posattn_status posattn_set_num_threads(int32_t threads) {
+    return guarded([&] { posattn::set_num_threads(threads); });
+}
 
 posattn_status posattn_set_device(const char *device) {
     return guarded([&] {

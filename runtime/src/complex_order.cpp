@@ -94,7 +94,9 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
     check.disjoint(imag, "imag", real, "real");
     for (const Tensor *out : {&real, &imag})
         for (auto [table, name] : tables) check.disjoint(*out, out == &real ? "real" : "imag", *table, name);
-    for (const Tensor *out : {&real, &imag}) check.disjoint(*out, out == &real ? "real" : "imag", amplitude, "amplitude");
+    for (const Tensor *out : {&real, &imag})
+        for (auto [input, name] : {std::pair{&amplitude, "amplitude"}, {&token_ids, "token_ids"}, {&positions, "positions"}})
+            check.disjoint(*out, out == &real ? "real" : "imag", *input, name);
     check.row_count(token_ids.numel(), "token_ids");
     const int32_t *ids = static_cast<const int32_t *>(token_ids.data);
     detail::for_each_offset<1>(token_ids.shape, {&token_ids}, [&](const std::array<int64_t, 1> &o) {
@@ -102,13 +104,14 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
             check.fail("argument 'token_ids' holds " + std::to_string(ids[o[0]]) + "; expected 0 <= token id < V = " +
                        std::to_string(V) + " (amplitude's dimension 0)");
     });
-    if (real.numel() == 0) return;
+    const char *function = phase ? "posattn_complex_order_phase_f32" : "posattn_complex_order_f32";
+    if (detail::nothing_to_compute(real, function, call)) return;
 
     TokenRows rows(token_ids, positions, V, V * d * int64_t(sizeof(float)) * int64_t(1 + tables.size()), call.device == "cpu");
     HalideView rows_view(Tensor{rows.rows.data(), DType::int32, {int64_t(rows.rows.size()), 4}, {}}, false);
     HalideView amp_view(amplitude, false), freq_view(frequency, false);
     HalideView real_view(detail::with_leading_batch(real), true), imag_view(detail::with_leading_batch(imag), true);
-    KernelCall kernel(phase ? "posattn_complex_order_phase_f32" : "posattn_complex_order_f32", call);
+    KernelCall kernel(function, call);
     kernel.arg("rows", rows_view).arg("amplitude", amp_view).arg("frequency", freq_view)
         .arg("out.0", real_view).arg("out.1", imag_view);
     std::optional<HalideView> phase_view;

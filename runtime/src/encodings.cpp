@@ -39,6 +39,7 @@ void check_encoding(const Checker &check, const Tensor *x, const Tensor &positio
         check.leading_dims(out, "out", positions, "positions");
     }
     check.output(out, "out");
+    check.disjoint(out, "out", positions, "positions");
     check.row_count(x ? x->shape[0] * x->shape[1] : positions.numel(), "positions");
 }
 
@@ -179,9 +180,9 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
                     const SinusoidalOptions &o, const CallOptions &call) {
     Checker check(api);
     check_encoding(check, x, positions, out, call);
-    check.finite(o.base, "base");
-    if (o.base <= 0) check.fail("argument 'base' is " + std::to_string(o.base) + "; expected base > 0");
-    if (out.numel() == 0) return;
+    check.positive_normal(o.base, "base");
+    const char *function = x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32";
+    if (detail::nothing_to_compute(out, function, call)) return;
 
     int64_t D = out.shape.back(), pairs = D / 2;
     double exponent_step = o.convention == Convention::vaswani ? (pairs ? 1.0 / double(pairs) : 0.0)
@@ -194,7 +195,7 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
                                                             [&](int64_t i) { return std::pow(o.base, -double(i) * exponent_step); });
         HalideView turns_view(Tensor{turns.data(), DType::int32, {2, pairs}, {}}, false);
         HalideView out_view(detail::channels(out3, 0, 2 * pairs), true, o.layout);
-        KernelCall kernel(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", call);
+        KernelCall kernel(function, call);
         kernel.arg("turns", turns_view).arg("out", out_view);
         PositionTables tables(positions, out3.shape[0], pairs * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per pair
         tables.bind(kernel);
@@ -237,20 +238,24 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
                        std::to_string(offset) + " that is row " + std::to_string(row) + " of a table with " +
                        std::to_string(V) + " rows; expected 0 <= position + offset < " + std::to_string(V));
     });
-    if (out.numel() == 0) return;
+    const char *function = x ? "posattn_learned_add_f32" : "posattn_learned_f32";
+    if (detail::nothing_to_compute(out, function, call)) return;
 
     HalideView table_view(table, false);
-    run_elementwise(x ? "posattn_learned_add_f32" : "posattn_learned_f32", x, &positions, out, call,
+    run_elementwise(function, x, &positions, out, call,
                     [&](KernelCall &kernel) { kernel.arg("table", table_view).arg("offset", int32_t(offset)); });
 }
 
 
 // The simple encodings (SPEC §3): checks shared by every kind, then the kind's kernel.
+std::string simple_function(const char *kind, const Tensor *x) { return std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"); }
+
 template <typename Bind>
 void run_simple(const char *kind, const Tensor *x, const Tensor *positions, const Tensor &out,
                 const CallOptions &call, Bind bind) {
-    if (out.numel() == 0) return;
-    run_elementwise(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), x, positions, out, call, bind);
+    const std::string function = simple_function(kind, x);
+    if (detail::nothing_to_compute(out, function, call)) return;
+    run_elementwise(function, x, positions, out, call, bind);
 }
 
 void run_integer(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
@@ -304,13 +309,13 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
                   const CallOptions &call) {
     Checker check(api);
     check_encoding(check, x, positions, out, call);
-    check.finite(base, "base");
-    if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
+    check.positive_normal(base, "base");
+    // (before the frequencies, which are as many as the channels of an empty out)
+    if (detail::nothing_to_compute(out, simple_function("sin_only", x), call)) return;
     int64_t d = out.shape.back();
     std::vector<int32_t> turns =
         kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
-    if (out.numel() == 0) return;  // (here too: the tables' pass over the positions precedes run_simple's)
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per channel
     run_simple("sin_only", x, nullptr, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);

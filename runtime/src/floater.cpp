@@ -59,7 +59,9 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
     check.output(out, "out");
     check.finite(o.dt, "dt");
     if (!(o.dt > 0)) check.fail("argument 'dt' is " + std::to_string(o.dt) + "; expected dt > 0");
-    if (o.substeps < 1) check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected substeps >= 1");
+    // (each substep is a kernel call: a bound keeps a call from running for hours)
+    if (o.substeps < 1 || o.substeps > 65536)
+        check.fail("argument 'substeps' is " + std::to_string(o.substeps) + "; expected 1 <= substeps <= 65536");
     // The runtime reads p0, W1 and W2 itself (device buffers through host images, read once for
     // the scan and the work) and writes out.
     detail::HostImage p0_image(p0, call, true), w1_image(W1, call, true), w2_image(W2, call, true);
@@ -68,17 +70,13 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
         check.finite_values(*scanned, name, call);
         check.disjoint(out, "out", *t, name);
     }
-    KernelCall schedule_exists(step_kernel(o.method), call);  // else this fails here, before any write
     int64_t positions = out.shape[out.shape.size() - 2];
-    if (out.numel() == 0) return;
+    if (detail::nothing_to_compute(out, step_kernel(o.method), call)) return;
 
-    detail::HostImage out_image(out, call, false);
-    // out as [batch, N, d]; the state as a contiguous [batch, d] pair of buffers.
-    Tensor out3 = out_image.tensor();
-    if (!batched) {
-        out3.shape.insert(out3.shape.begin(), 1);
-        out3.strides = {0, out.stride(0), out.stride(1)};
-    }
+    // The rows are made in a scratch [batch, N, d], copied to out once every step has succeeded (a
+    // failed call leaves out as it was); the state is a contiguous [batch, d] pair of buffers.
+    std::vector<float> rows(size_t(batch * positions * d));
+    const Tensor out3{rows.data(), DType::float32, {batch, positions, d}, {}};
     std::vector<float> state(size_t(batch * d)), next(state.size());
     const float *initial = static_cast<const float *>(p0_image.tensor().data);
     for (int64_t n = 0; n < batch; n++)
@@ -108,6 +106,8 @@ void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor 
         }
         emit(position);
     }
+    detail::HostImage out_image(out, call, false);
+    detail::copy_strided(Tensor{rows.data(), DType::float32, out.shape, {}}, out_image.tensor());
     out_image.commit();
 }
 

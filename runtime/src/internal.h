@@ -42,6 +42,11 @@ void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
 void use_scratch_cache();
 // The kernel `function` for the call's device (this build's CPU family for "cpu") and schedule.
 const KernelEntry *find_kernel(const std::string &function, const CallOptions &call);
+// The same, or Error(unsupported) naming the schedules this build has for it (a bad device first).
+const KernelEntry &require_kernel(const std::string &function, const CallOptions &call);
+// Whether out is empty, once the call's kernel is known to exist: an empty call is refused for a
+// bad device or schedule exactly as a full one.
+bool nothing_to_compute(const Tensor &out, const std::string &function, const CallOptions &call);
 // A GPU API's Halide device interface, by the family name its kernels carry.
 struct DeviceApi {
     const char *family;
@@ -71,6 +76,8 @@ public:
     // t's rank, checked before, is at least like's.
     void leading_dims(const Tensor &t, const char *name, const Tensor &like, const char *like_name) const;
     void finite(double value, const char *name) const;
+    // A finite value > 0 that is not subnormal (whose reciprocal is finite): bases and factors.
+    void positive_normal(double value, const char *name) const;
     // An encoding's rows (B·S, given by argument `name`): the kernels number them in int32, with
     // room for their loops' tails, so at most 2^30.
     void row_count(int64_t rows, const char *name) const;
@@ -204,13 +211,18 @@ public:
     DeviceStaging(const DeviceStaging &) = delete;
     DeviceStaging &operator=(const DeviceStaging &) = delete;
     int to_device(void *user_context, const halide_device_interface_t *device);
-    // Copies an output back (when status is 0), frees the device copy; returns the status.
+    // Copies an output back (when status is 0), frees the device copy, gives the argument its own
+    // layout back; returns the status.
     int to_host_and_free(void *user_context, int status);
 
 private:
     halide_buffer_t *argument_;
-    bool output_;
-    size_t bytes_;
+    bool output_, reversed_;
+    // The argument's own dims, and those of its device copy: the same, or row-major where some
+    // stride is negative (a device handle addresses its elements from the start of the copy).
+    halide_dimension_t *own_dims_;
+    std::vector<halide_dimension_t> staged_dims_;
+    size_t bytes_, first_;  // the copy's bytes; where its element 0 lies in them
     std::vector<uint8_t> host_;
     halide_dimension_t dim_{};
     halide_buffer_t flat_{};

@@ -31,7 +31,7 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
         check.disjoint(out, "out", *input, name);
         check.finite_values(*input, name, call);
     }
-    if (out.numel() == 0) return;
+    if (detail::nothing_to_compute(out, "posattn_linear_f32", call)) return;
     if (E == 0) {  // an empty sum: the bias alone
         detail::HostImage bias_image(b, call, true), out_image(out, call, false);
         float *data = static_cast<float *>(out_image.tensor().data);

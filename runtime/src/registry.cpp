@@ -33,6 +33,9 @@ extern "C" __attribute__((weak)) int halide_cuda_release_context(void *user_cont
 extern "C" __attribute__((weak)) int halide_cuda_get_stream(void *user_context, void *context, void **stream);
 
 namespace posattn {
+namespace {
+constexpr int kMaxThreads = 256;  // Halide's thread pool has at most this many
+}  // namespace
 namespace detail {
 
 // A quarter of the last-level cache: a larger output could not stay cached for its consumer anyway
@@ -105,28 +108,34 @@ void configure_vulkan_allocator() {
 }
 }  // namespace
 
-KernelCall::KernelCall(const std::string &function, const CallOptions &call) {
+const KernelEntry &require_kernel(const std::string &function, const CallOptions &call) {
     check_device(call.device);
-    const bool gpu = call.device != "cpu";
-    const std::string family = gpu ? call.device : kCpuFamily;
-    entry_ = find_kernel(function, call);
-    if (!entry_) {
-        std::string known;
-        bool family_built = false;
-        for_each_kernel([&](const KernelEntry &e) {
-            family_built = family_built || family == e.family;
-            if (function == e.function && family == e.family) known += (known.empty() ? "" : ", ") + std::string(e.schedule);
-        });
-        std::string why = "(compiled schedules: " + known + ")";
-        if (!family_built) why = "(this build has no '" + call.device + "' kernels: cross builds have no GPU APIs)";
-        else if (known.empty()) why = "(not built for device '" + call.device + "': kernels.json says why)";
-        throw Error(Error::Kind::unsupported,
-                    "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " + why);
-    }
+    if (const KernelEntry *entry = find_kernel(function, call)) return *entry;
+    const std::string family = call.device == "cpu" ? kCpuFamily : call.device;
+    std::string known;
+    bool family_built = false;
+    for_each_kernel([&](const KernelEntry &e) {
+        family_built = family_built || family == e.family;
+        if (function == e.function && family == e.family) known += (known.empty() ? "" : ", ") + std::string(e.schedule);
+    });
+    std::string why = "(compiled schedules: " + known + ")";
+    if (!family_built) why = "(this build has no '" + call.device + "' kernels: cross builds have no GPU APIs)";
+    else if (known.empty()) why = "(not built for device '" + call.device + "': kernels.json says why)";
+    throw Error(Error::Kind::unsupported,
+                "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " + why);
+}
+
+bool nothing_to_compute(const Tensor &out, const std::string &function, const CallOptions &call) {
+    require_kernel(function, call);
+    return out.numel() == 0;
+}
+
+KernelCall::KernelCall(const std::string &function, const CallOptions &call) : entry_(&require_kernel(function, call)) {
     use_scratch_cache();
-    if (family == "vulkan") configure_vulkan_allocator();
+    const bool gpu = call.device != "cpu";
+    if (call.device == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
-        if (family == api->family) device_ = api->interface();
+        if (call.device == api->family) device_ = api->interface();
     user_context_ = this;
     bind("__user_context", &user_context_, halide_type_t(halide_type_handle, 64));
 }
@@ -160,6 +169,18 @@ void KernelCall::run() {
                                                            "' is device memory; expected host memory on a CPU call");
     }
     int status = device_ ? run_on_device(meta, argv, natives) : cpu_instance(meta, argv)(argv.data());
+    // An autoscheduled baseline may compute in tiles larger than a small call's extents (shifted
+    // to start before 0), which Halide refuses when it checks the buffers, before any write.
+    if (status == halide_error_code_access_out_of_bounds && std::string_view(entry_->schedule) != "hand")
+        throw Error(Error::Kind::unsupported,
+                    std::string("posattn: schedule '") + entry_->schedule + "' of " + entry_->function +
+                        " (an autoscheduled baseline) computes in tiles too large for this call's shape (" + halide_errors +
+                        "; Halide counts dimensions from the innermost axis); expected a shape its tiles fit, or "
+                        "schedule='hand', which runs every shape");
+    if (status != 0 && device_)  // (a driver or device that is absent or fails)
+        throw Error(Error::Kind::kernel_failed, std::string("posattn: argument 'device' is '") + entry_->family +
+                                                    "', where kernel " + entry_->function + " failed (Halide status " +
+                                                    std::to_string(status) + "): " + halide_errors);
     if (status != 0)
         throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
                                                     entry_->family + " failed (Halide status " +
@@ -215,9 +236,20 @@ int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<
 // to whole 64-byte blocks (with the allocator setting above, what keeps Halide 21's Vulkan copies
 // whole on lavapipe), whose device handle the argument then shares, so that outputs come back
 // element by element (two output views of one memory must not overwrite each other's elements).
+// The copy keeps the argument's strides, unless one is negative (a reversed view): a device
+// handle addresses element 0 at its start, so such an argument is staged row-major.
 DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
-    : argument_(argument), output_(output), bytes_(argument->size_in_bytes()),
-      host_((bytes_ + 63) / 64 * 64 + (bytes_ == 0 ? 64 : 0)) {
+    : argument_(argument), output_(output), own_dims_(argument->dim),
+      staged_dims_(argument->dim, argument->dim + argument->dimensions) {
+    reversed_ = std::any_of(staged_dims_.begin(), staged_dims_.end(), [](const halide_dimension_t &d) { return d.stride < 0; });
+    int64_t elements = 1;
+    for (halide_dimension_t &d : staged_dims_) {
+        if (reversed_) d.stride = int32_t(elements);  // (< 2^31: the runtime's checks bound every offset)
+        elements *= d.extent;
+    }
+    bytes_ = reversed_ ? size_t(elements) * argument->type.bytes() : argument->size_in_bytes();
+    first_ = reversed_ ? 0 : size_t(argument->host - argument->begin());
+    host_.resize((bytes_ + 63) / 64 * 64 + (bytes_ == 0 ? 64 : 0));
     dim_ = halide_dimension_t(0, int32_t(host_.size()), 1);
     flat_.host = host_.data();
     flat_.type = halide_type_t(halide_type_uint, 8);
@@ -225,14 +257,31 @@ DeviceStaging::DeviceStaging(halide_buffer_t *argument, bool output)
     flat_.dim = &dim_;
 }
 
+namespace {
+// Copies the elements of view b (dimension d and inside) from src, laid out by `from`, to dst,
+// laid out by `to`, each pointing at the view's first element; not the bytes between elements,
+// which may belong to another view of the same memory (RoPE's rotated and pass-through channels).
+void copy_elements(const halide_buffer_t &b, int d, const halide_dimension_t *from, const uint8_t *src,
+                   const halide_dimension_t *to, uint8_t *dst) {
+    const size_t element = b.type.bytes();
+    if (d < 0) return std::memcpy(dst, src, element), void();
+    if (d == 0 && from[0].stride == 1 && to[0].stride == 1)
+        return std::memcpy(dst, src, size_t(b.dim[0].extent) * element), void();
+    const int64_t src_step = int64_t(from[d].stride) * int64_t(element), dst_step = int64_t(to[d].stride) * int64_t(element);
+    for (int32_t i = 0; i < b.dim[d].extent; i++) copy_elements(b, d - 1, from, src + i * src_step, to, dst + i * dst_step);
+}
+}  // namespace
+
 int DeviceStaging::to_device(void *user_context, const halide_device_interface_t *device) {
+    argument_->dim = staged_dims_.data();
     // An output is only allocated: every kernel writes each element of its outputs, and only
     // those are copied back (a GPU encoding table's output is its whole traffic).
     int status = 0;
     if (output_) {
         status = halide_device_malloc(user_context, &flat_, device);
     } else {
-        std::memcpy(host_.data(), argument_->begin(), bytes_);
+        if (reversed_) copy_elements(*argument_, argument_->dimensions - 1, own_dims_, argument_->host, staged_dims_.data(), host_.data());
+        else if (bytes_) std::memcpy(host_.data(), argument_->host - first_, bytes_);
         flat_.set_host_dirty(true);
         status = halide_copy_to_device(user_context, &flat_, device);
     }
@@ -244,27 +293,14 @@ int DeviceStaging::to_device(void *user_context, const halide_device_interface_t
     return 0;
 }
 
-namespace {
-// Copies the elements of view b (dimension d and inside) from src to dst, two spans laid out
-// alike, and not the bytes between them, which may belong to another view of the same memory
-// (RoPE's rotated and pass-through channels).
-void copy_elements(const halide_buffer_t &b, int d, const uint8_t *src, uint8_t *dst) {
-    const size_t element = b.type.bytes();
-    if (d < 0) return std::memcpy(dst, src, element), void();
-    if (d == 0 && b.dim[0].stride == 1) return std::memcpy(dst, src, size_t(b.dim[0].extent) * element), void();
-    const int64_t step = int64_t(b.dim[d].stride) * int64_t(element);
-    for (int32_t i = 0; i < b.dim[d].extent; i++) copy_elements(b, d - 1, src + i * step, dst + i * step);
-}
-}  // namespace
-
 int DeviceStaging::to_host_and_free(void *user_context, int status) {
     if (status == 0 && output_ && argument_->device_dirty()) {
         flat_.set_device_dirty(true);
         status = halide_copy_to_host(user_context, &flat_);
         if (status == 0)
-            copy_elements(*argument_, argument_->dimensions - 1,
-                          host_.data() + (argument_->host - argument_->begin()), argument_->host);
+            copy_elements(*argument_, argument_->dimensions - 1, staged_dims_.data(), host_.data() + first_, own_dims_, argument_->host);
     }
+    argument_->dim = own_dims_;
     argument_->device = 0;
     argument_->device_interface = nullptr;
     argument_->set_device_dirty(false);
@@ -348,7 +384,13 @@ void device_copy(const Tensor &from, const Tensor &to, const CallOptions &call) 
 
 }  // namespace detail
 
-void set_num_threads(int threads) { halide_set_num_threads(threads); }
+void set_num_threads(int threads) {
+    if (threads < 0 || threads > kMaxThreads)
+        throw Error(Error::Kind::invalid_argument, "posattn.set_num_threads: argument 'threads' is " + std::to_string(threads) +
+                                                       "; expected 0 <= threads <= " + std::to_string(kMaxThreads) +
+                                                       " (0: one per core)");
+    halide_set_num_threads(threads);
+}
 
 DeviceContext device_context(const std::string &device) {
     check_device(device);
@@ -365,8 +407,9 @@ DeviceContext device_context(const std::string &device) {
     int status = halide_device_malloc(nullptr, &probe, detail::device_interface(CallOptions{"hand", device}));
     if (status == 0) halide_device_free(nullptr, &probe);
     if (status != 0)
-        throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " device (Halide status " +
-                                                    std::to_string(status) + "; is the driver installed?)");
+        throw Error(Error::Kind::kernel_failed, "posattn.device_context: argument 'device' is '" + device +
+                                                    "', but no such device answers (Halide status " + std::to_string(status) +
+                                                    "; is the driver installed?)");
     DeviceContext c;
     if (opencl) {
         status = halide_acquire_cl_context(nullptr, &c.context, &c.queue, true);
@@ -379,7 +422,7 @@ DeviceContext device_context(const std::string &device) {
         }
     }
     if (status != 0 || !c.context)
-        throw Error(Error::Kind::kernel_failed, "posattn.device_context: no " + device + " context (Halide status " +
+        throw Error(Error::Kind::kernel_failed, "posattn.device_context: argument 'device' is '" + device + "', but it gave no context (Halide status " +
                                                     std::to_string(status) + "; is the driver installed?)");
     return c;
 }

@@ -13,12 +13,15 @@ using detail::KernelCall;
 
 namespace {
 
+// The most channels RoPE rotates: its frequencies, one per pair, are allocated before any tensor
+// bounds them (rope_frequencies).
+constexpr int64_t kMaxRotaryDim = int64_t(1) << 24;
+
 void check_scaling(const Checker &check, const RopeScaling &s, int64_t r) {
     using T = RopeScalingType;
     if (s.type == T::none) return;
     bool longrope_from_lengths = s.type == T::longrope && s.factor == 0;
-    if (!longrope_from_lengths && !(std::isfinite(s.factor) && s.factor > 0))
-        check.fail("argument 'scaling.factor' is " + std::to_string(s.factor) + "; expected a finite factor > 0");
+    if (!longrope_from_lengths) check.positive_normal(s.factor, "scaling.factor");
     if (s.type != T::linear && s.type != T::ntk && s.original_max_position_embeddings < 1)
         check.fail("argument 'scaling.original_max_position_embeddings' is " +
                    std::to_string(s.original_max_position_embeddings) + "; expected L0 >= 1 for this scaling");
@@ -30,7 +33,7 @@ void check_scaling(const Checker &check, const RopeScaling &s, int64_t r) {
         for (auto [value, name] : {std::pair{s.mscale, "scaling.mscale"}, {s.mscale_all_dim, "scaling.mscale_all_dim"}})
             check.finite(value, name);
     }
-    if (s.attention_factor) check.finite(*s.attention_factor, "scaling.attention_factor");
+    if (s.attention_factor) check.positive_normal(*s.attention_factor, "scaling.attention_factor");
     if (s.type == T::llama3) {
         check.finite(s.low_freq_factor, "scaling.low_freq_factor");
         check.finite(s.high_freq_factor, "scaling.high_freq_factor");
@@ -65,9 +68,10 @@ std::vector<double> inverse_frequencies(int64_t r, double b) {
 
 RopeFrequencies frequencies(const Checker &check, int64_t r, double base, const RopeScaling &s, int64_t seq_len) {
     using T = RopeScalingType;
-    if (r <= 0 || r % 2) check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected an even rotary_dim > 0");
-    check.finite(base, "base");
-    if (base <= 0) check.fail("argument 'base' is " + std::to_string(base) + "; expected base > 0");
+    if (r <= 0 || r % 2 || r > kMaxRotaryDim)
+        check.fail("argument 'rotary_dim' is " + std::to_string(r) + "; expected an even rotary_dim, 0 < rotary_dim <= 2^24");
+    if (seq_len < 0) check.fail("argument 'seq_len' is " + std::to_string(seq_len) + "; expected >= 0 (0: from the positions)");
+    check.positive_normal(base, "base");
     check_scaling(check, s, r);
     int64_t pairs = r / 2;
     double L0 = double(s.original_max_position_embeddings);
@@ -84,7 +88,11 @@ RopeFrequencies frequencies(const Checker &check, int64_t r, double base, const 
             double L = seq_len > s.original_max_position_embeddings ? double(seq_len) : L0;
             factor = s.factor * L / L0 - (s.factor - 1);
         }
-        f.inv_freq = inverse_frequencies(r, base * std::pow(factor, double(r) / double(r - 2)));
+        double scaled = base * std::pow(factor, double(r) / double(r - 2));
+        if (!(std::isnormal(scaled) && scaled > 0))
+            check.fail("arguments 'base' and 'scaling.factor' give an NTK base of " + std::to_string(scaled) +
+                       "; expected a finite base > 0");
+        f.inv_freq = inverse_frequencies(r, scaled);
         break;
     }
     case T::yarn: {
@@ -122,6 +130,10 @@ RopeFrequencies frequencies(const Checker &check, int64_t r, double base, const 
     }
     }
     check.finite(f.attention_factor, "scaling's attention factor");
+    for (double v : f.inv_freq)
+        if (!std::isfinite(v))
+            check.fail("arguments 'base' and 'scaling' give a frequency of " + std::to_string(v) +
+                       "; expected finite frequencies (a base or factor too close to 0 or too large)");
     return f;
 }
 
@@ -146,6 +158,7 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     Tensor positions;
     if (o.positions) {
         positions = check.positions(*o.positions, "positions", B, L, "L, x's dimension 2", "B, x's dimension 0");
+        check.disjoint(out, "out", *o.positions, "positions");
     } else {
         if (L > INT32_MAX) check.fail("argument 'x' has L = " + std::to_string(L) + "; expected L <= 2^31-1 for default positions");
         for (int64_t l = 0; l < L; l++) default_positions.push_back(int32_t(l));
@@ -153,13 +166,6 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     }
     int64_t seq_len = o.seq_len ? o.seq_len : detail::max_position_plus_one(positions);
     RopeFrequencies f = frequencies(check, r, o.base, o.scaling, seq_len);
-    if (out.numel() == 0) return;
-
-    Layout pairs = o.layout == RopeLayout::gptj ? Layout::interleaved : Layout::half;
-    HalideView x_view(detail::channels(x, 0, r), false, pairs), out_view(detail::channels(out, 0, r), true, pairs);
-    HalideView pos_view(positions, false);
-    std::vector<int32_t> turns = detail::fixed_point_turns(f.inv_freq);
-    HalideView turns_view(Tensor{turns.data(), DType::int32, {2, r / 2}, {}}, false);
     // Channels r … D−1 are copied through by the kernel (in place, onto themselves: a copy of equal
     // values); with device buffers, which cannot express a view r channels into each row, by the
     // runtime (nothing in place): all of x copied to out on the device before the kernel rotates
@@ -167,7 +173,15 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     // of them host memory, through host images after it.
     const bool on_device = x.memory == Memory::device || out.memory == Memory::device, pass_in_kernel = r < D && !on_device;
     const bool both_on_device = x.memory == Memory::device && out.memory == Memory::device;
-    KernelCall kernel(pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32", call);
+    const char *function = pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32";
+    if (detail::nothing_to_compute(out, function, call)) return;
+
+    Layout pairs = o.layout == RopeLayout::gptj ? Layout::interleaved : Layout::half;
+    HalideView x_view(detail::channels(x, 0, r), false, pairs), out_view(detail::channels(out, 0, r), true, pairs);
+    HalideView pos_view(positions, false);
+    std::vector<int32_t> turns = detail::fixed_point_turns(f.inv_freq);
+    HalideView turns_view(Tensor{turns.data(), DType::int32, {2, r / 2}, {}}, false);
+    KernelCall kernel(function, call);
     kernel.arg("x", x_view).arg("positions", pos_view).arg("turns", turns_view)
         .arg("attention_factor", f.attention_factor).arg("out", out_view);
     std::optional<HalideView> x_pass, out_pass;

@@ -193,6 +193,12 @@ void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
 
+void Checker::positive_normal(double value, const char *name) const {
+    if (!(std::isnormal(value) && value > 0))
+        fail(std::string("argument '") + name + "' is " + std::to_string(value) +
+             "; expected a finite value > 0, at least 2^-1022 (not subnormal)");
+}
+
 namespace {
 
 // Whether any of n float32 at `bits`, `step` elements apart, is NaN or ±Inf (all exponent bits
@@ -304,10 +310,15 @@ void HostImage::commit() const {
 }
 
 void copy_strided(const Tensor &from, const Tensor &to) {
-    int64_t bytes = int64_t(dtype_size(from.dtype));
-    for_each_offset<2>(from.shape, {&from, &to}, [&](const std::array<int64_t, 2> &o) {
-        std::memcpy(static_cast<uint8_t *>(to.data) + o[1] * bytes,
-                    static_cast<const uint8_t *>(from.data) + o[0] * bytes, size_t(bytes));
+    const int64_t bytes = int64_t(dtype_size(from.dtype));
+    const size_t inner = from.shape.size() - 1;
+    // Rows at once where both innermost strides are 1.
+    const bool rows = !from.shape.empty() && from.stride(inner) == 1 && to.stride(inner) == 1;
+    std::vector<int64_t> outer = from.shape;
+    if (rows) outer.back() = 1;
+    const size_t run = size_t(rows ? from.shape.back() * bytes : bytes);
+    for_each_offset<2>(outer, {&from, &to}, [&](const std::array<int64_t, 2> &o) {
+        std::memcpy(static_cast<uint8_t *>(to.data) + o[1] * bytes, static_cast<const uint8_t *>(from.data) + o[0] * bytes, run);
     });
 }
 

@@ -9,114 +9,218 @@ to the device and the results back. On "cuda" and "opencl" every float32 operand
 ``DeviceArray`` buffer the caller made in ``device_context(device)``, used in place (positions,
 token ids, key lengths and slopes, which the runtime reads itself, stay host arrays).
 """
+import numbers
+
 import numpy as np
 
 from . import _posattn
-from ._posattn import DeviceArray, Error, device_context, kernels, load_kernel, set_num_threads
+from ._posattn import ArgumentTypeError, DeviceArray, Error
 
-__all__ = ["DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention", "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary", "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel",
-           "learned_add", "normalized", "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add",
-           "sinusoidal", "sinusoidal_add"]
+__all__ = ["ArgumentTypeError", "DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention",
+           "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary",
+           "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel", "learned_add", "normalized",
+           "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add", "sinusoidal",
+           "sinusoidal_add"]
+
+# The Python type every scalar argument of the public functions takes, by name (one name, one
+# kind across the API). Checked only when the extension refuses a call's types, to name the
+# argument (its own message lists the signature): the calls that succeed pay nothing for it.
+_KINDS = {
+    **dict.fromkeys(["d", "offset", "window", "substeps", "num_positions", "Lq", "Lk", "heads", "vocab", "threads",
+                     "num_buckets", "max_distance", "t5_max_distance", "position_buckets", "max_relative_positions",
+                     "rotary_dim", "seq_len"], "int"),
+    **dict.fromkeys(["length"], "int or None"),
+    **dict.fromkeys(["base", "dt"], "number"),
+    **dict.fromkeys(["scale"], "number or None"),
+    **dict.fromkeys(["causal", "signed", "msb_first", "bidirectional", "t5_bidirectional", "check_finite"], "bool"),
+    **dict.fromkeys(["layout", "convention", "mode", "method", "form", "alibi_form", "kind", "schedule", "device", "path",
+                     "symbol", "function"], "str"),
+    **dict.fromkeys(["scaling", "rope", "shaw", "transformer_xl", "deberta"], "dict or None"),
+}
+_EXPECTED = {"int": "an integer (int64)", "number": "a real number", "bool": "True or False", "str": "a string",
+             "dict": "a dict"}
 
 
-def _array(a):
+def _is(kind, value):
+    if kind.endswith(" or None"):
+        return value is None or _is(kind.removesuffix(" or None"), value)
+    if kind == "bool":
+        return isinstance(value, (bool, np.bool_))
+    if kind == "int":
+        return (isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+                and -2**63 <= int(value) < 2**63)
+    if kind == "number":
+        return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+    return isinstance(value, {"str": str, "dict": dict}[kind])
+
+
+def _type_error(api, name, value):
+    kind = _KINDS[name]
+    expected = _EXPECTED[kind.removesuffix(" or None")] + (" or None" if kind.endswith(" or None") else "")
+    return ArgumentTypeError(f"posattn.{api}: argument '{name}' is {value!r:.80} ({type(value).__name__}); expected {expected}")
+
+
+def _call(api, function, /, **kwargs):
+    """function(**kwargs), its refusal of an argument's type raised as ArgumentTypeError naming it."""
+    try:
+        return function(**kwargs)
+    except TypeError as e:
+        if "incompatible function arguments" not in str(e):
+            raise
+        for name, value in kwargs.items():
+            if name in _KINDS and not _is(_KINDS[name], value):
+                raise _type_error(api, name, value) from None
+        raise
+
+
+def _dict(options, api, name):
+    """A variant's dict argument (None: not given)."""
+    if options is not None and not isinstance(options, dict):
+        raise _type_error(api, name, options)
+    return options
+
+
+def _array(a, api, name):
     if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
-        return np.from_dlpack(a)
+        try:
+            return np.from_dlpack(a)
+        except Exception as e:  # NumPy's refusal (bfloat16, a tensor that requires grad, another device)
+            raise Error(f"posattn.{api}: argument '{name}' ({type(a).__name__} of dtype {getattr(a, 'dtype', '?')}) "
+                        f"could not be read through DLPack ({e}); expected host float32 or integer data") from None
     return np.asarray(a)
 
 
-def _operand(a):
+def _operand(a, api, name):
     """An operand that may be device memory: a DeviceArray as it is, anything else as an array."""
-    return a if isinstance(a, DeviceArray) else _array(a)
+    return a if isinstance(a, DeviceArray) else _array(a, api, name)
 
 
-def _int32(a, api, name):
-    a = _array(a)
+def _int32(a, api, name, *outputs):
+    """Integers as int32. A converted copy hides the caller's array from the runtime's checks, so
+    an output (outputs: (name, array) pairs) that shares memory with it is refused here."""
+    a = _array(a, api, name)
     if a.dtype.kind in "iu" and a.dtype != np.int32:
         if a.size and (a.min() < np.iinfo(np.int32).min or a.max() > np.iinfo(np.int32).max):
             raise Error(f"posattn.{api}: argument '{name}' holds values outside int32")
+        for out_name, out in outputs:
+            if isinstance(out, np.ndarray) and np.may_share_memory(out, a):
+                raise Error(f"posattn.{api}: argument '{out_name}' overlaps '{name}'; expected them to be disjoint")
         a = a.astype(np.int32)
     return a
+
+
+def kernels():
+    """This build's kernels, one dict each: key, function, family (cpu family or GPU API), schedule."""
+    return _posattn.kernels()
+
+
+def load_kernel(path, symbol, function, schedule, device="cpu"):
+    """Adds a kernel compiled elsewhere (a shared library with <symbol>_argv and <symbol>_metadata)
+    as `schedule` of manifest function `function` on `device` (the tuner's candidates)."""
+    return _call("load_kernel", _posattn.load_kernel, path=path, symbol=symbol, function=function, schedule=schedule,
+                 device=device)
+
+
+def device_context(device):
+    """(context, queue) as ints: the context posattn's kernels on 'cuda' or 'opencl' run in, where
+    DeviceArray buffers are made, and its queue (OpenCL) or stream (CUDA)."""
+    return _call("device_context", _posattn.device_context, device=device)
+
+
+def set_num_threads(threads):
+    """The number of threads the CPU kernels run on (Halide's thread pool)."""
+    return _call("set_num_threads", _posattn.set_num_threads, threads=threads)
 
 
 def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                schedule="hand", device="cpu"):
     """PE(positions) of width d (SPEC §1): positions [N] or [B, S] -> float32 [..., d]."""
-    return _posattn.sinusoidal(_int32(positions, "sinusoidal", "positions"), d, base=base, layout=layout,
-                               convention=convention, out=out, schedule=schedule, device=device)
+    return _call("sinusoidal", _posattn.sinusoidal, positions=_int32(positions, "sinusoidal", "positions", ("out", out)), d=d,
+                 base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
 def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                    schedule="hand", device="cpu"):
     """x + PE(positions): x [B, S, D]; positions [B, S] or [S] (shared by every batch)."""
-    return _posattn.sinusoidal_add(_operand(x), _int32(positions, "sinusoidal_add", "positions"), base=base,
-                                   layout=layout, convention=convention, out=out, schedule=schedule, device=device)
+    api = "sinusoidal_add"
+    return _call(api, _posattn.sinusoidal_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
+                 base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
 def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """table[positions + offset] (SPEC §2); an index outside the table is an error."""
-    return _posattn.learned(_operand(table), _int32(positions, "learned", "positions"), offset=offset, out=out,
-                            schedule=schedule, device=device)
+    api = "learned"
+    return _call(api, _posattn.learned, table=_operand(table, api, "table"), positions=_int32(positions, api, "positions", ("out", out)),
+                 offset=offset, out=out, schedule=schedule, device=device)
 
 
 def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.learned_add(_operand(x), _operand(table), _int32(positions, "learned_add", "positions"),
-                                offset=offset, out=out, schedule=schedule, device=device)
+    api = "learned_add"
+    return _call(api, _posattn.learned_add, x=_operand(x, api, "x"), table=_operand(table, api, "table"),
+                 positions=_int32(positions, api, "positions", ("out", out)), offset=offset, out=out, schedule=schedule, device=device)
 
 
 def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
     """PE = p on every channel (SPEC §3): positions [N] or [B, S] -> float32 [..., d]."""
-    return _posattn.integer(_int32(positions, "integer", "positions"), d, out=out, schedule=schedule, device=device)
+    return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out,
+                 schedule=schedule, device=device)
 
 
 def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
     """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.integer_add(_operand(x), _int32(positions, "integer_add", "positions"), out=out, schedule=schedule, device=device)
+    api = "integer_add"
+    return _call(api, _posattn.integer_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
+                 out=out, schedule=schedule, device=device)
 
 
 def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (SPEC §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
-    return _posattn.normalized(_int32(positions, "normalized", "positions"), d, length=length, mode=mode, out=out,
-                               schedule=schedule, device=device)
+    return _call("normalized", _posattn.normalized, positions=_int32(positions, "normalized", "positions", ("out", out)), d=d,
+                 length=length, mode=mode, out=out, schedule=schedule, device=device)
 
 
 def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.normalized_add(_operand(x), _int32(positions, "normalized_add", "positions"), length=length,
-                                   mode=mode, out=out, schedule=schedule, device=device)
+    api = "normalized_add"
+    return _call(api, _posattn.normalized_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
+                 length=length, mode=mode, out=out, schedule=schedule, device=device)
 
 
 def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (SPEC §3); every
     position must satisfy 0 <= p < 2^d."""
-    return _posattn.binary(_int32(positions, "binary", "positions"), d, signed=signed, msb_first=msb_first,
-                           out=out, schedule=schedule, device=device)
+    return _call("binary", _posattn.binary, positions=_int32(positions, "binary", "positions", ("out", out)), d=d, signed=signed,
+                 msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
 def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.binary_add(_operand(x), _int32(positions, "binary_add", "positions"), signed=signed,
-                               msb_first=msb_first, out=out, schedule=schedule, device=device)
+    api = "binary_add"
+    return _call(api, _posattn.binary_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
+                 signed=signed, msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
 def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (SPEC §3)."""
-    return _posattn.sin_only(_int32(positions, "sin_only", "positions"), d, base=base, out=out, schedule=schedule, device=device)
+    return _call("sin_only", _posattn.sin_only, positions=_int32(positions, "sin_only", "positions", ("out", out)), d=d, base=base,
+                 out=out, schedule=schedule, device=device)
 
 
 def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
-    return _posattn.sin_only_add(_operand(x), _int32(positions, "sin_only_add", "positions"), base=base, out=out,
-                                 schedule=schedule, device=device)
+    api = "sin_only_add"
+    return _call(api, _posattn.sin_only_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
+                 base=base, out=out, schedule=schedule, device=device)
 
 
 def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
     """(inv_freq float64 [rotary_dim/2], attention_factor) for RoPE (SPEC §6). scaling: an HF-style
     rope_scaling dict, {"type": linear | ntk | dynamic | yarn | llama3 | longrope, "factor": …, …};
     seq_len: the current length that dynamic and longrope read."""
-    return _posattn.rope_frequencies(rotary_dim, base=base, scaling=scaling, seq_len=seq_len or 0)
+    return _call("rope_frequencies", _posattn.rope_frequencies, rotary_dim=rotary_dim, base=base, scaling=scaling,
+                 seq_len=_or_zero(seq_len))
 
 
 def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
@@ -129,25 +233,27 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
     posattn.DeviceArray buffers, used in place.
     """
     if positions is not None:
-        positions = _int32(positions, "rope", "positions")
-    return _posattn.rope(_operand(x), positions, base=base, layout=layout, rotary_dim=rotary_dim or 0,
-                         scaling=scaling, seq_len=seq_len or 0, out=out, schedule=schedule, device=device)
+        positions = _int32(positions, "rope", "positions", ("out", out))
+    return _call("rope", _posattn.rope, x=_operand(x, "rope", "x"), positions=positions, base=base, layout=layout,
+                 rotary_dim=_or_zero(rotary_dim), scaling=scaling, seq_len=_or_zero(seq_len), out=out, schedule=schedule,
+                 device=device)
 
 
 def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand", device="cpu"):
     """Complex-order embedding (SPEC §4) -> (real, imag), each float32 [..., d]:
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
     tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
-    return _posattn.complex_order(_int32(token_ids, "complex_order", "token_ids"),
-                                  _int32(positions, "complex_order", "positions"), _operand(amplitude),
-                                  _operand(frequency), None if phase is None else _operand(phase), real=real, imag=imag,
-                                  schedule=schedule, device=device)
+    api = "complex_order"
+    return _call(api, _posattn.complex_order, token_ids=_int32(token_ids, api, "token_ids", ("real", real), ("imag", imag)),
+                 positions=_int32(positions, api, "positions", ("real", real), ("imag", imag)), amplitude=_operand(amplitude, api, "amplitude"),
+                 frequency=_operand(frequency, api, "frequency"), phase=None if phase is None else _operand(phase, api, "phase"),
+                 real=real, imag=imag, schedule=schedule, device=device)
 
 
 def complex_order_frequency_init(vocab, d, kind="translation"):
     """float32 [vocab, d] frequency table as the public code initialises it (SPEC §4): 'translation'
     10000^(−2⌊c/2⌋/d) for every word (frozen), 'classification' w·10000^(−2c/d)."""
-    return _posattn.complex_order_frequency_init(vocab, d, kind)
+    return _call("complex_order_frequency_init", _posattn.complex_order_frequency_init, vocab=vocab, d=d, kind=kind)
 
 
 def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand", device="cpu"):
@@ -155,24 +261,27 @@ def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="r
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
     `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
     position. W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]."""
-    return _posattn.floater(num_positions, *(_operand(a) for a in (p0, W1, b1, W2, b2)), dt=dt, substeps=substeps,
-                            method=method, out=out, schedule=schedule, device=device)
+    tensors = {name: _operand(a, "floater", name) for name, a in dict(p0=p0, W1=W1, b1=b1, W2=W2, b2=b2).items()}
+    return _call("floater", _posattn.floater, num_positions=num_positions, **tensors, dt=dt, substeps=substeps,
+                 method=method, out=out, schedule=schedule, device=device)
 
 
 def alibi_slopes(heads):
     """ALiBi head slopes, float64 [heads] (SPEC §7); not sorted when heads is not a power of two."""
-    return _posattn.alibi_slopes(heads)
+    return _call("alibi_slopes", _posattn.alibi_slopes, heads=heads)
 
 
 def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", device="cpu"):
     """float32 [H, Lq, Lk] ALiBi bias (SPEC §7) for query row r at absolute position r + Lk − Lq and
     key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
-    return _posattn.alibi_bias(_array(slopes), Lq, Lk, form=form, out=out, schedule=schedule, device=device)
+    return _call("alibi_bias", _posattn.alibi_bias, slopes=_array(slopes, "alibi_bias", "slopes"), Lq=Lq, Lk=Lk, form=form,
+                 out=out, schedule=schedule, device=device)
 
 
 def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
     """T5's bucket of each rel = key − query (SPEC §9), computed in float32 as torch does."""
-    return _posattn.t5_bucket(np.asarray(rel, dtype=np.int64), bidirectional, num_buckets, max_distance)
+    return _call("t5_bucket", _posattn.t5_bucket, rel=_int64(rel, "t5_bucket", "rel"), bidirectional=bidirectional,
+                 num_buckets=num_buckets, max_distance=max_distance)
 
 
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, alibi_slopes=None,
@@ -204,34 +313,52 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     "p2c_index": "code" | "paper"}: a term is on when its weight is given; scale defaults to
     1/sqrt(D·(1 + terms)).
     """
+    api = "attention"
+    rope = _dict(rope, api, "rope")
     if rope is not None:
-        rope = {key: (_int32(value, "attention", key) if key.endswith("positions") and value is not None else value)
+        rope = {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
                 for key, value in rope.items()}
     if key_lengths is not None:
-        key_lengths = _int32(key_lengths, "attention", "key_lengths")
-    return _posattn.attention(_operand(q), _operand(k), _operand(v), scale=scale, causal=causal,
-                              key_lengths=key_lengths, alibi_slopes=None if alibi_slopes is None else _array(alibi_slopes),
-                              alibi_form=alibi_form, t5_table=None if t5_table is None else _array(t5_table),
-                              t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope,
-                              window=window, shaw=_arrays(shaw), transformer_xl=_arrays(transformer_xl),
-                              deberta=_arrays(deberta), check_finite=check_finite, out=out, schedule=schedule,
-                              device=device)
+        key_lengths = _int32(key_lengths, api, "key_lengths", ("out", out))
+    optional = {name: None if a is None else _array(a, api, name) for name, a in
+                dict(alibi_slopes=alibi_slopes, t5_table=t5_table).items()}
+    return _call(api, _posattn.attention, q=_operand(q, api, "q"), k=_operand(k, api, "k"), v=_operand(v, api, "v"),
+                 scale=scale, causal=causal, key_lengths=key_lengths, **optional, alibi_form=alibi_form,
+                 t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope, window=window,
+                 shaw=_arrays(shaw, "shaw"), transformer_xl=_arrays(transformer_xl, "transformer_xl"),
+                 deberta=_arrays(deberta, "deberta"), check_finite=check_finite, out=out, schedule=schedule, device=device)
 
 
-def _arrays(options):
+def _arrays(options, name):
     """A variant's dict with its array-like values as arrays."""
-    if options is None:
+    if _dict(options, "attention", name) is None:
         return None
-    return {key: (_array(value) if hasattr(value, "__dlpack__") or isinstance(value, (list, tuple)) else value)
-            for key, value in options.items()}
+    return {key: (_array(value, "attention", f"{name}.{key}") if hasattr(value, "__dlpack__") or isinstance(value, (list, tuple))
+                  else value) for key, value in options.items()}
+
+
+def _or_zero(value):
+    """An optional count as the extension takes it: 0 for None (the default)."""
+    return 0 if value is None else value
+
+
+def _int64(values, api, name):
+    """Integers as int64 ([] too), or an Error naming the argument."""
+    a = _array(values, api, name)
+    integers = a.dtype.kind in "iu" or (a.size == 0 and a.dtype.kind == "f")
+    if not integers or (a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max):
+        raise Error(f"posattn.{api}: argument '{name}' has dtype {a.dtype}{' with values past int64' if integers else ''}; "
+                    "expected int64 integers")
+    return a.astype(np.int64)
 
 
 def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
     """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
-    return _posattn.linear(_operand(x), _operand(weight), None if bias is None else _operand(bias), out=out,
-                           schedule=schedule, device=device)
+    return _call("linear", _posattn.linear, x=_operand(x, "linear", "x"), weight=_operand(weight, "linear", "weight"),
+                 bias=None if bias is None else _operand(bias, "linear", "bias"), out=out, schedule=schedule, device=device)
 
 
 def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
     """DeBERTa's relative position of each δ = query − key (SPEC §11): δ, or its log bucket (float32, ceil)."""
-    return _posattn.deberta_bucket(np.asarray(delta, dtype=np.int64), position_buckets, max_relative_positions)
+    return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
+                 position_buckets=position_buckets, max_relative_positions=max_relative_positions)

@@ -222,7 +222,8 @@ posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, i
 posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,
                               const posattn_tensor *out);
 
-void posattn_set_num_threads(int32_t threads);
+/* The threads of the CPU kernels' pool (Halide's): 0 <= threads <= 256, 0 for one per core. */
+posattn_status posattn_set_num_threads(int32_t threads);
 /* Where this thread's following calls run: "cpu" (the default), "cuda", "opencl" or "vulkan"; host
  * tensors are copied by the runtime (device buffers: posattn_memory). A kernel not built for that
  * device, or a device the machine lacks, fails the call with POSATTN_ERROR_UNSUPPORTED or

@@ -284,7 +284,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
 void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const Tensor &out,
             const CallOptions &call = {});
 
-// Threads used by every kernel (Halide's thread pool); 0 restores the default.
+// Threads used by every kernel (Halide's thread pool, 0 <= threads <= 256); 0 restores the default.
 void set_num_threads(int threads);
 
 // The compiled kernels, as "<function>.<target family>" keys with their schedule.
