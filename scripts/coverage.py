@@ -2,7 +2,7 @@
 by tests/conftest.py): passed / failed / skipped counts, "not built" where kernels.json says why
 a kernel is not built for a GPU API, and the reasons for every skip. "<api> buffers": the same
 cases with their float32 operands as device buffers the caller owns; "<api> reversed": with every
-array operand a view with negative and padded strides in every axis."""
+array operand a view with negative and padded strides in every outer axis."""
 import collections
 import json
 import pathlib

@@ -1,8 +1,10 @@
-"""Every array a posattn call is given, as a view with negative and padded strides in every axis:
-the same values read back to front, every other element of a buffer twice as long in each axis
-(the layout of NumPy's a[::-2] views), with poison between them. A kernel that took such a view
-for a contiguous one (the GPU APIs' flat host-to-device copies once did) reads the poison or the
-values in the wrong order."""
+"""Every array a posattn call is given, as a view with negative and padded strides in every outer
+axis: the same values read back to front, every other row of a buffer twice as long in each outer
+axis (the layout of NumPy's a[::-2] views), with poison between them; the innermost axis stays
+contiguous, the layout the kernels take as it is (any other innermost stride is packed into a
+copy first, which the harness's strided cases cover). A kernel that took such a view for a
+contiguous one (the GPU APIs' flat host-to-device copies once did) reads the poison or the values
+in the wrong order."""
 import inspect
 
 import numpy as np
@@ -13,9 +15,10 @@ OUTPUTS = ("out", "real", "imag")
 
 
 def reversed_view(a):
-    """a's values in a view whose every stride is negative and twice its dense size."""
-    big = np.full(tuple(2 * n for n in a.shape), np.nan if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else 0, a.dtype)
-    view = big[(slice(None, None, -2),) * a.ndim]
+    """a's values in a view whose every outer stride is negative and twice its dense size."""
+    poison = np.nan if a.dtype.kind == "f" else np.iinfo(a.dtype).min if a.dtype.kind in "iu" else 0
+    big = np.full(tuple(2 * n for n in a.shape[:-1]) + a.shape[-1:], poison, a.dtype)
+    view = big[(slice(None, None, -2),) * (a.ndim - 1)]
     view[...] = a
     return view
 

@@ -3,7 +3,7 @@
 where a device is present; otherwise its cases are skipped with the reason). On the APIs that
 take device buffers the caller owns (cuda, opencl), every case runs a second time with its
 float32 operands as such buffers: family "<api>-buffers"; on every GPU API, a third time with
-every array operand a view with negative and padded strides in every axis: "<api>-reversed".
+every array operand a view with negative and padded strides in every outer axis: "<api>-reversed".
 
 The autoscheduler builds ("adams2019", or the kernel's own choice in the manifest) are benchmark baselines: Halide's autoschedulers assume
 sizes of at least their estimates, so they are checked by the benchmark at its sizes (against

@@ -460,29 +460,14 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
     // out shares no byte with a variant's inputs either (each checked by its variant above).
     for (auto [input, name] : variant_inputs(o)) check.disjoint(out, "out", *input, name);
-    if (detail::nothing_to_compute(out, args.function, call)) return;
-
-    if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
-        detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
-        float *data = static_cast<float *>(zeros.tensor().data);
-        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
-        return zeros.commit();
-    }
     // Decoding one query with GQA: the q heads of a group see the same keys from the same
     // position, so they run as the rows of one KV head's query tile, [B, Hq, 1, ·] viewed as
     // [B, Hkv, group, ·]: K and V are read once per group and a tile computes `group` rows rather
     // than one. Plain attention only (the encodings' terms differ per q head or per query row), and
     // without a window (it masks by row position). One query sees every key, causal or not.
-    const int64_t group = s.Hq / s.Hkv;
+    const int64_t group = s.Hkv ? s.Hq / s.Hkv : 1;
     const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
-    auto heads_as_rows = [&](const Tensor &t) {
-        return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
-                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
-    };
     const int64_t rows = fold ? group : s.Lq;
-    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k_visible, false), v_view(v_visible, false),
-        out_view(fold ? heads_as_rows(out) : out, true);
-    HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
     // of that many rows on CPUs), one with a window narrower than the keys its window class
     // (narrower key blocks: the blocks before each tile's window are skipped), where the build
@@ -490,6 +475,21 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     std::string function = args.function;
     const char *shape_class = rows <= kDecodeRows ? "_decode" : window < s.Lk ? "_window" : nullptr;
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
+    if (detail::nothing_to_compute(out, function, call)) return;
+
+    if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
+        detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
+        float *data = static_cast<float *>(zeros.tensor().data);
+        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
+        return zeros.commit();
+    }
+    auto heads_as_rows = [&](const Tensor &t) {
+        return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
+                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
+    };
+    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k_visible, false), v_view(v_visible, false),
+        out_view(fold ? heads_as_rows(out) : out, true);
+    HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
     KernelCall kernel(function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
         .arg("scale", float(scale)).arg("lookahead", int32_t((o.causal && !fold ? 0 : rows) + left_out))
