@@ -631,25 +631,31 @@ def transformer_xl_attention_cases():
         (1, 4, 4, 45, 80, 16, True, 0, 50, [80]),        # same_length (mem_len 50)
         (1, 2, 2, 300, 700, 16, False, 0, 120, None),    # ... over several key blocks (those before skipped)
         (2, 2, 1, 1, 301, 64, False, 0, 0, [301, 150]),  # decode with memory, padding
+        (1, 4, 2, 33, 100, 32, True, 0, 0, "descending"),  # r as HF keeps it, by descending distance
+        (1, 2, 2, 29, 90, 16, False, 30, 0, "descending"),
     ]
     for B, Hq, Hkv, Lq, Lk, D, per_head, clamp_len, same_length, lengths in configs:
+        order = "descending" if lengths == "descending" else "ascending"
+        lengths = None if lengths == "descending" else lengths
+
         def run(rng, call, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, per_head=per_head, clamp_len=clamp_len,
-                same_length=same_length, lengths=lengths):
+                same_length=same_length, lengths=lengths, order=order):
             q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
             r = rng.standard_normal(((Hq,) if per_head else ()) + (Lk, D)).astype(np.float32)
             u, v_bias = (rng.standard_normal((Hq, D)).astype(np.float32) for _ in range(2))
             key_lengths = None if lengths is None else np.array(lengths, np.int32)
             before, after = _untouched(q, k, v, r, u, v_bias)
             out = poisoned((B, Hq, Lq, D))
+            given = r if order == "ascending" else np.ascontiguousarray(r[..., ::-1, :])  # HF's pos_emb
             posattn.attention(q, k, v, causal=True, key_lengths=key_lengths, out=out, **call,
-                              transformer_xl={"r": r, "u": u, "v_bias": v_bias, "clamp_len": clamp_len,
-                                              "same_length": same_length})
+                              transformer_xl={"r": given, "u": u, "v_bias": v_bias, "clamp_len": clamp_len,
+                                              "same_length": same_length, "r_order": order})
             expected = reference.transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len, same_length,
                                                           key_lengths=key_lengths)
             return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
         name = (f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}-{'per_head' if per_head else 'shared'}"
                 f"{f'-clamp{clamp_len}' if clamp_len else ''}{f'-same_length{same_length}' if same_length else ''}"
-                f"{_lengths_name(lengths)}")
+                f"{_lengths_name(lengths)}{'-descending' if order == 'descending' else ''}")
         cases.append(Case("posattn_attn_xl_f32", name, run))
     return cases
 

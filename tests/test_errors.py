@@ -120,6 +120,7 @@ def bad_cases():
             ("u-nan", True, lambda r: dict(u=np.full((4, 16), np.inf, np.float32)), ["'u'", "NaN or Inf"]),
             ("clamp-negative", True, lambda r: dict(clamp_len=-1), ["'clamp_len'", ">= 0"]),
             ("same-length-negative", True, lambda r: dict(same_length=-2), ["'same_length'", ">= 0"]),
+            ("r-order", True, lambda r: dict(r_order="reversed"), ["r_order 'reversed'", "'ascending' or 'descending'"]),
         ]],
         *[(f"attention-deberta-{name}", attn(deberta=lambda r, a, change=change: {
             **dict(rel_embeddings=f32(r, 24, 10), w_key=f32(r, 64, 10), w_query=f32(r, 64, 10),
@@ -385,6 +386,8 @@ def defect_cases(attn, enc):
         ("attention-causal-int", attn(causal=lambda r, a: 2), ["'causal' is 2", "True or False"]),
         ("attention-causal-none", attn(causal=lambda r, a: None), ["'causal' is None", "True or False"]),
         ("attention-check-finite-str", attn(check_finite=lambda r, a: "yes"), ["'check_finite'", "True or False"]),
+        ("attention-t5-decoder-buckets-not-causal", attn(t5_table=lambda r, a: f32(r, 32, 4), t5_bidirectional=lambda r, a: False),
+         ["'t5_bidirectional' is false", "'causal' is false", "causal = true"]),
         ("attention-t5-bidirectional-int", attn(t5_table=lambda r, a: f32(r, 32, 4), t5_bidirectional=lambda r, a: 0),
          ["'t5_bidirectional'", "True or False"]),
         ("binary-signed-none", enc(posattn.binary, positions=lambda r: positions(r, 5), d=8, signed=None),

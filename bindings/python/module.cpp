@@ -309,6 +309,12 @@ posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
     for_each_key(arg, dict, [&](const std::string &name, const py::object &value) {
         if (name == "clamp_len") xl.clamp_len = entry<int64_t>("attention", arg, name, value);
         else if (name == "same_length") xl.same_length = entry<int64_t>("attention", arg, name, value);
+        else if (name == "r_order") {
+            std::string order = entry<std::string>("attention", arg, name, value);
+            if (order != "ascending" && order != "descending")
+                invalid("attention", "argument 'transformer_xl' has r_order '" + order + "'; expected 'ascending' or 'descending'");
+            xl.descending = order == "descending";
+        }
         else return name == "r" || name == "u" || name == "v_bias";
         return true;
     });

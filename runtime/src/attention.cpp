@@ -179,8 +179,13 @@ void alibi_args(const Checker &check, const AlibiAttention &alibi, const Shape &
 }
 
 // T5: the bias table[bucket(key − query), h] of every offset and head, bias_by_offset(δ, h).
-void t5_args(const Checker &check, const T5Attention &t5, const Shape &s, EncodingArgs &args) {
+void t5_args(const Checker &check, const T5Attention &t5, const Shape &s, bool causal, EncodingArgs &args) {
     const Tensor &table = t5.table;
+    // One-directional buckets give every future key the bucket of distance 0: T5's decoder masks
+    // them. Without the mask a query would see its future silently, so that is refused.
+    if (!t5.bidirectional && !causal && s.Lq > 1)
+        check.fail("argument 't5_bidirectional' is false (decoder buckets, which do not tell future keys apart) and "
+                   "'causal' is false; expected causal = true, as in T5's decoder (or bidirectional buckets)");
     check.tensor(table, "t5_table", DType::float32, {2});
     check.dim(table, "t5_table", 1, s.Hq, "Hq, q's dimension 1");
     int64_t buckets = table.shape[0], max_exact = (t5.bidirectional ? buckets / 2 : buckets) / 2;
@@ -254,6 +259,8 @@ void shaw_args(const Checker &check, const ShawAttention &shaw, const Shape &s, 
 void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl, const Shape &s, bool causal,
                          const std::vector<int32_t> &key_lengths, EncodingArgs &args) {
     int64_t rows = table_rows(check, xl.r, "r", s.Hq, s.D, "D, q's dimension 3");
+    // HF keeps r by descending distance (row R − 1 − d for distance d): the same rows read backwards.
+    const Tensor r = xl.descending ? detail::flipped(xl.r, xl.r.shape.size() - 2) : xl.r;
     for (auto [bias, name] : {std::pair{&xl.u, "u"}, {&xl.v_bias, "v_bias"}}) {
         check.tensor(*bias, name, DType::float32, {2});
         check.dim(*bias, name, 0, s.Hq, "Hq, q's dimension 1");
@@ -279,7 +286,7 @@ void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl,
         return std::clamp(delta + s.Lk - s.Lq, int64_t(0), last);  // masked offsets read any valid row
     });
     args.function = "posattn_attn_xl_f32";
-    args.tensor("r", head_rows(xl.r, s.Hq, index.first, index.count));
+    args.tensor("r", head_rows(r, s.Hq, index.first, index.count));
     args.tensor("u", xl.u);
     args.tensor("v_bias", xl.v_bias);
     args.by_offset("rel_index", std::move(index));
@@ -449,7 +456,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         for (auto [input, name] : {std::pair{&q, "q"}, {&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
-    if (o.t5) t5_args(check, *o.t5, s, args);
+    if (o.t5) t5_args(check, *o.t5, s, o.causal, args);
     if (o.rope) rope_args(check, *o.rope, s, args);
     if (o.shaw) shaw_args(check, *o.shaw, s, args);
     if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, lengths, args);

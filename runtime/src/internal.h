@@ -170,6 +170,8 @@ void copy_strided(const Tensor &from, const Tensor &to);
 
 // The elements [begin, end) of t's axis, with t's strides (explicit).
 Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end);
+// t's axis read backwards (its first element the last, its stride negated).
+Tensor flipped(const Tensor &t, size_t axis);
 // The channels [begin, end) of t's innermost axis.
 Tensor channels(const Tensor &t, int64_t begin, int64_t end);
 

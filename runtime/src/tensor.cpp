@@ -331,6 +331,13 @@ Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end) {
     return c;
 }
 
+Tensor flipped(const Tensor &t, size_t axis) {
+    Tensor f = slice(t, axis, 0, t.shape[axis]);  // (strides made explicit)
+    if (t.shape[axis] > 1) f = slice(t, axis, t.shape[axis] - 1, 2 * t.shape[axis] - 1);
+    f.strides[axis] = -f.strides[axis];
+    return f;
+}
+
 Tensor channels(const Tensor &t, int64_t begin, int64_t end) { return slice(t, t.shape.size() - 1, begin, end); }
 
 Tensor positions_2d(const Tensor &positions, int64_t batch) {

@@ -305,8 +305,8 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     Relative attention, each a dict (SPEC §8, §10, §11):
     shaw = {"rel_k": [2K+1, D] or [Hq, 2K+1, D], "rel_v": [2K+1, Dv] or [Hq, 2K+1, Dv]}: index
     clip(j − p_i, −K, K) + K, the scale covering q·a^K, values v_j + a^V.
-    transformer_xl = {"r": [R, D] or [Hq, R, D] in ascending distance, "u", "v_bias": [Hq, D],
-    "clamp_len": 0, "same_length": mem_len or 0}: ((q+u)·k + (q+v_bias)·r[p_i − j])·scale; memory
+    transformer_xl = {"r": [R, D] or [Hq, R, D] in ascending distance ("r_order": "descending": HF's
+    order, row R − 1 − d for distance d), "u", "v_bias": [Hq, D], "clamp_len": 0, "same_length": mem_len or 0}: ((q+u)·k + (q+v_bias)·r[p_i − j])·scale; memory
     first in k and v; a visible key at a negative distance is an error (use causal=True).
     deberta = {"rel_embeddings": [>= 2·span, hidden], "w_key", "b_key" (c2p), "w_query", "b_query"
     (p2c; torch Linear [Hq·D, hidden] and [Hq·D]), "position_buckets": -1, "max_relative_positions": -1,

@@ -229,10 +229,11 @@ struct ShawAttention {
 // with dist = p_i − j (memory first: k and v are [memory; segment]). A visible key at a negative
 // distance is an error, so pass causal = true (or key lengths that hide the future).
 struct TransformerXLAttention {
-    Tensor r;          // float32 [R, D] or [Hq, R, D] in ascending distance (HF stores it descending)
+    Tensor r;          // float32 [R, D] or [Hq, R, D] by ascending distance (descending: by descending, as HF's)
     Tensor u, v_bias;  // float32 [Hq, D]: r_w_bias, r_r_bias
     int64_t clamp_len = 0;    // > 0: distances above it read r[clamp_len]
     int64_t same_length = 0;  // > 0: same_length with this mem_len, keys at distance >= mem_len are masked
+    bool descending = false;  // r's row R − 1 − d is distance d (HF's pos_emb of arange(klen − 1, −1, −1))
 };
 
 // DeBERTa v2/v3 disentangled attention (SPEC §11): logit (q_i·k_j + c2p + p2c)·scale with
