@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
 import time
@@ -192,6 +193,10 @@ SPECS = {
     "set_num_threads": lambda rng: (dict(threads=int(rng.integers(1, 3))), None, 0, 0),
 }
 
+# Functions whose float32 products (dot products, q·k) overflow for inputs past ~1e18: such calls
+# are checked for everything but their values.
+PRODUCTS = ("attention", "linear")
+
 # Values of the wrong kind, sizes and numbers past every limit, and strings no option has.
 STRANGE = [None, "1e4", 3.5, -1, 0, 2**31, -2**31 - 1, 2**62, 2**64, float("nan"), float("inf"), [1, 2], {"a": 1}, True,
            np.float64(2.5), np.int64(-7), object()]
@@ -340,6 +345,9 @@ def check_call(name, kwargs, expected, atol, rtol):
     for k, v in arrays.items():
         if k not in ("out", "real", "imag") and not _in_place(v, outputs) and not np.array_equal(v, before[k], equal_nan=True):
             return f"input {k} was modified"
+    if expected is not None and name in PRODUCTS and any(
+            a.dtype.kind == "f" and a.size and np.nanmax(np.abs(a)) > 1e18 for k, a in before.items() if k != "out"):
+        expected = None  # products past float32's range: undefined values (README, Accuracy), never a crash
     if expected is not None:
         try:  # of the values before the call (which may have written an input in place)
             want = expected(**{k: before.get(k, v) for k, v in kwargs.items() if k not in ("schedule", "device")})
@@ -378,7 +386,9 @@ def run_batch(seed, calls, progress=None):
 def run_in_child(seed, calls, timeout):
     """A batch in a child process: (counts, failures), a crash or a hang being one failure."""
     progress = pathlib.Path(f"/tmp/posattn-fuzz-{os.getpid()}-{seed}")
-    command = [sys.executable, __file__, "--seed", str(seed), "--calls", str(calls), "--progress", str(progress), "--json"]
+    # (the ARM leg's interpreter runs under qemu: scripts/test_arm.sh says how to start it)
+    python = shlex.split(os.environ.get("POSATTN_PYTHON_COMMAND", shlex.quote(sys.executable)))
+    command = python + [__file__, "--seed", str(seed), "--calls", str(calls), "--progress", str(progress), "--json"]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:

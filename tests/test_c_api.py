@@ -287,6 +287,19 @@ def test_relative_attention_variants(rng):
     assert bucket.value == -270
 
 
+@pytest.mark.parametrize("buckets, max_rel", [(-1, 2**62 + 2**40), (2**62 + 2**40, 64), (2**63 - 1, -1)])
+def test_deberta_spans_past_int64_are_refused_before_any_read(rng, buckets, max_rel):
+    """2·span overflowed int64 once: the row check passed and the projection read past rel_embeddings."""
+    q, k, v = _qkv(rng)
+    out = np.full(q.shape, 7.0, np.float32)
+    emb, w = rng.standard_normal((20, 12)).astype(np.float32), rng.standard_normal((64, 12)).astype(np.float32)
+    status = lib.posattn_attention_deberta(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, ctypes.byref(tensor(emb)),
+                                           ctypes.byref(tensor(w)), None, ctypes.byref(tensor(w)), None,
+                                           ctypes.c_int64(buckets), ctypes.c_int64(max_rel), 0)
+    assert status == INVALID and "'rel_embeddings' has 20 rows" in last_error(), last_error()
+    np.testing.assert_array_equal(out, 7.0)
+
+
 def test_linear(rng):
     x, w, b = rng.standard_normal((5, 7)).astype(np.float32), rng.standard_normal((3, 7)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
     out = np.full((5, 3), np.nan, np.float32)
