@@ -75,7 +75,9 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, wi
     if window:
         visible &= (i - j < window)[None, None]
     if key_lengths is not None:
-        visible &= (j[None, None] < np.asarray(key_lengths)[:, None, None, None])
+        past = j[None, None] >= np.asarray(key_lengths)[:, None, None, None]  # [B, 1, 1, Lk]
+        visible &= ~past
+        v = np.where(past[..., 0, :, None], 0.0, v)  # a key past its batch's length is never read (NaN there too)
     logits = np.where(visible, logits, -np.inf)
     row_max = logits.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
