@@ -82,6 +82,8 @@ def _dict(options, api, name):
 
 def _array(a, api, name):
     if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
+        if getattr(a, "requires_grad", False) and hasattr(a, "detach"):  # (torch exports no tensor that requires grad)
+            a = a.detach()
         try:
             return np.from_dlpack(a)
         except Exception as e:  # NumPy's refusal (bfloat16, a tensor that requires grad, another device)
