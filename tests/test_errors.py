@@ -308,10 +308,10 @@ def bad_cases():
     ]
 
 
-def aliasing_positions(rng, fn, d=4, **kwargs):
-    """fn's call whose out shares bytes with its int32 positions (out viewed over the same buffer)."""
+def aliasing_positions(rng, fn, width=4, **kwargs):
+    """fn's call whose out [8, width] shares bytes with its int32 positions [8] (one buffer)."""
     buffer = rng.integers(0, 4, size=64).astype(np.int32)
-    return fn, dict(positions=buffer[:8], out=buffer.view(np.float32)[:8 * d].reshape(8, d), d=d, **kwargs)
+    return fn, dict(positions=buffer[:8], out=buffer.view(np.float32)[:8 * width].reshape(8, width), **kwargs)
 
 
 def defect_cases(attn, enc):
@@ -332,13 +332,11 @@ def defect_cases(attn, enc):
         ("deberta-huge-buckets", attn(deberta=lambda r, a: dict(rel_embeddings=f32(r, 24, 10), w_query=f32(r, 64, 10),
                                                                 position_buckets=2**62 + 2**40)),
          ["'rel_embeddings' has 24 rows"]),
-        *[(f"{fn.__name__}-out-aliases-positions", lambda r, fn=fn, extra=extra: aliasing_positions(r, fn, **extra),
+        *[(f"{fn.__name__}-out-aliases-positions", lambda r, fn=fn: aliasing_positions(r, fn, d=4),
            ["'out' overlaps 'positions'"])
-          for fn, extra in ((posattn.integer, dict(d=4)), (posattn.binary, dict(d=4)), (posattn.normalized, dict(d=4)),
-                            (posattn.sinusoidal, dict(d=4)), (posattn.sin_only, dict(d=4)))],
-        ("learned-out-aliases-positions", lambda r: (lambda b: (posattn.learned, dict(
-            table=f32(r, 4, 4), positions=b[:8], out=b.view(np.float32)[:32].reshape(8, 4))))(
-            r.integers(0, 4, size=64).astype(np.int32)), ["'out' overlaps 'positions'"]),
+          for fn in (posattn.integer, posattn.binary, posattn.normalized, posattn.sinusoidal, posattn.sin_only)],
+        ("learned-out-aliases-positions", lambda r: aliasing_positions(r, posattn.learned, table=f32(r, 4, 4)),
+         ["'out' overlaps 'positions'"]),
         ("rope-negative-seq-len", enc(posattn.rope, x=x, scaling={"type": "dynamic", "factor": 2.0,
                                                                   "original_max_position_embeddings": 4}, seq_len=-1),
          ["'seq_len' is -1", ">= 0"]),

@@ -28,6 +28,19 @@ struct ArgumentTypeError : posattn::Error {
     explicit ArgumentTypeError(const std::string &message) : Error(Kind::invalid_argument, message) {}
 };
 
+// Entry `key` of dict argument `argument` is `value`, of the wrong type.
+ArgumentTypeError wrong_entry(const std::string &api, const char *argument, const std::string &key, const py::handle &value,
+                              const char *expected) {
+    return ArgumentTypeError("posattn." + api + ": argument '" + argument + "' has '" + key + "' = " +
+                             std::string(py::repr(value)).substr(0, 80) + " (" + type_name(value) + "); expected " + expected);
+}
+
+// Argument `name` is an extent (Halide's buffers hold 32-bit ones).
+void check_extent(const std::string &api, const char *name, int64_t value) {
+    if (value < 0 || value > INT32_MAX)
+        invalid(api, std::string("argument '") + name + "' is " + std::to_string(value) + "; expected 0 <= " + name + " <= 2^31-1");
+}
+
 // Entry `key` of dict argument `argument` as T (bool: True or False only, as NumPy's bool), or an
 // ArgumentTypeError naming both.
 template <typename T>
@@ -37,11 +50,7 @@ T entry(const std::string &api, const char *argument, const std::string &key, co
                            : std::is_same_v<T, int64_t>     ? "an integer (int64)"
                            : std::is_same_v<T, double>      ? "a number"
                                                             : "a list of numbers";
-    auto wrong = [&] {
-        return ArgumentTypeError("posattn." + api + ": argument '" + argument + "' has '" + key + "' = " +
-                                 std::string(py::repr(value)) + " (" + type_name(value) +
-                                 "); expected " + expected);
-    };
+    auto wrong = [&] { return wrong_entry(api, argument, key, value, expected); };
     if constexpr (std::is_same_v<T, bool>) {
         if (!py::isinstance<py::bool_>(value) && type_name(value) != "bool")
             throw wrong();
@@ -253,17 +262,13 @@ void for_each_key(const char *argument, const py::dict &dict, Take take) {
 
 // An array entry of a variant's dict (the Python layer made array-likes arrays): a NumPy array.
 Tensor array_entry(const char *argument, const std::string &key, const py::handle &value) {
-    if (!py::isinstance<py::array>(value))
-        throw ArgumentTypeError("posattn.attention: argument '" + std::string(argument) + "' has '" + key + "' = " +
-                                type_name(value) + "; expected an array");
+    if (!py::isinstance<py::array>(value)) throw wrong_entry("attention", argument, key, value, "an array");
     return view("attention", py::reinterpret_borrow<py::array>(value), key.c_str());
 }
 
 // A dict entry of a dict argument (rope's scaling).
 py::dict dict_entry(const char *argument, const std::string &key, const py::handle &value) {
-    if (!py::isinstance<py::dict>(value))
-        throw ArgumentTypeError("posattn.attention: argument '" + std::string(argument) + "' has '" + key + "' = " +
-                                std::string(py::repr(value)) + "; expected a dict");
+    if (!py::isinstance<py::dict>(value)) throw wrong_entry("attention", argument, key, value, "a dict");
     return py::reinterpret_borrow<py::dict>(value);
 }
 
@@ -539,10 +544,8 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("complex_order_frequency_init", [](int64_t vocab, int64_t d, std::string kind) {
         const char *api = "complex_order_frequency_init";
-        for (auto [value, name] : {std::pair{vocab, "vocab"}, {d, "d"}})
-            if (value < 0 || value > INT32_MAX)
-                invalid(api, std::string("argument '") + name + "' is " + std::to_string(value) + "; expected 0 <= " + name +
-                                 " <= 2^31-1");
+        check_extent(api, "vocab", vocab);
+        check_extent(api, "d", d);
         if (d > 0 && vocab > (int64_t(1) << 40) / d)
             invalid(api, "arguments 'vocab' and 'd' give a table of " + std::to_string(vocab) + " x " + std::to_string(d) +
                              " values; expected at most 2^40");
@@ -589,10 +592,8 @@ PYBIND11_MODULE(_posattn, m) {
           [](py::array slopes, int64_t Lq, int64_t Lk, std::string form, py::object out,
              std::string schedule, std::string device) {
               posattn::AlibiForm alibi = alibi_form("alibi_bias", "form", form);
-              for (auto [value, name] : {std::pair{Lq, "Lq"}, {Lk, "Lk"}})
-                  if (value < 0 || value > INT32_MAX)
-                      invalid("alibi_bias", std::string("argument '") + name + "' is " + std::to_string(value) +
-                                                "; expected 0 <= " + name + " < 2^31");
+              check_extent("alibi_bias", "Lq", Lq);
+              check_extent("alibi_bias", "Lk", Lk);
               std::vector<py::ssize_t> shape{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk};
               if (!out.is_none() && shape_of(out) != shape)
                   invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected [H, Lq, Lk]");
@@ -714,11 +715,7 @@ PYBIND11_MODULE(_posattn, m) {
           },
           py::arg("rel"), py::arg("bidirectional").noconvert() = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
 
-    m.def("set_num_threads", [](int64_t threads) {
-        if (threads != int64_t(int(threads)))
-            invalid("set_num_threads", "argument 'threads' is " + std::to_string(threads) + "; expected 0 <= threads <= 256");
-        posattn::set_num_threads(int(threads));
-    }, py::arg("threads"));
+    m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
           py::arg("schedule"), py::arg("device") = "cpu");
     m.def("kernels", [] {

@@ -177,14 +177,11 @@ void KernelCall::run() {
                         " (an autoscheduled baseline) computes in tiles too large for this call's shape (" + halide_errors +
                         "; Halide counts dimensions from the innermost axis); expected a shape its tiles fit, or "
                         "schedule='hand', which runs every shape");
-    if (status != 0 && device_)  // (a driver or device that is absent or fails)
-        throw Error(Error::Kind::kernel_failed, std::string("posattn: argument 'device' is '") + entry_->family +
-                                                    "', where kernel " + entry_->function + " failed (Halide status " +
-                                                    std::to_string(status) + "): " + halide_errors);
-    if (status != 0)
-        throw Error(Error::Kind::kernel_failed, std::string("posattn: kernel ") + entry_->function + "." +
-                                                    entry_->family + " failed (Halide status " +
-                                                    std::to_string(status) + "): " + halide_errors);
+    if (status != 0)  // (on a GPU API, mostly a driver or device that is absent or fails: named as the device)
+        throw Error(Error::Kind::kernel_failed,
+                    (device_ ? "posattn: argument 'device' is '" + std::string(entry_->family) + "', where kernel " + entry_->function
+                             : "posattn: kernel " + std::string(entry_->function) + "." + entry_->family) +
+                        " failed (Halide status " + std::to_string(status) + "): " + halide_errors);
 }
 
 // The kernel, or its twin with non-temporal output stores where the outputs are too large to
@@ -384,12 +381,12 @@ void device_copy(const Tensor &from, const Tensor &to, const CallOptions &call) 
 
 }  // namespace detail
 
-void set_num_threads(int threads) {
+void set_num_threads(int64_t threads) {
     if (threads < 0 || threads > kMaxThreads)
         throw Error(Error::Kind::invalid_argument, "posattn.set_num_threads: argument 'threads' is " + std::to_string(threads) +
                                                        "; expected 0 <= threads <= " + std::to_string(kMaxThreads) +
                                                        " (0: one per core)");
-    halide_set_num_threads(threads);
+    halide_set_num_threads(int(threads));
 }
 
 DeviceContext device_context(const std::string &device) {

@@ -332,8 +332,8 @@ Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end) {
 }
 
 Tensor flipped(const Tensor &t, size_t axis) {
-    Tensor f = slice(t, axis, 0, t.shape[axis]);  // (strides made explicit)
-    if (t.shape[axis] > 1) f = slice(t, axis, t.shape[axis] - 1, 2 * t.shape[axis] - 1);
+    const int64_t last = std::max<int64_t>(t.shape[axis] - 1, 0);
+    Tensor f = slice(t, axis, last, last + t.shape[axis]);  // starting at the axis' last element
     f.strides[axis] = -f.strides[axis];
     return f;
 }

@@ -2,7 +2,8 @@
 
 Inputs are NumPy arrays (any strides) or objects with ``__dlpack__``; outputs are NumPy arrays.
 Integer position / length arrays of any integer dtype are accepted when every value fits int32.
-Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected.
+Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected; a value
+of the wrong Python type ``posattn.ArgumentTypeError`` (both a ``posattn.Error`` and a ``TypeError``).
 Every kernel call takes ``schedule=`` ("hand", or an autoscheduler baseline: see ``kernels()``) and
 ``device=`` ("cpu", "cuda", "opencl" or "vulkan"): arrays are host memory, which the runtime copies
 to the device and the results back. On "cuda" and "opencl" every float32 operand may instead be a
@@ -86,7 +87,7 @@ def _array(a, api, name):
             a = a.detach()
         try:
             return np.from_dlpack(a)
-        except Exception as e:  # NumPy's refusal (bfloat16, a tensor that requires grad, another device)
+        except Exception as e:  # NumPy's refusal (bfloat16, another device)
             raise Error(f"posattn.{api}: argument '{name}' ({type(a).__name__} of dtype {getattr(a, 'dtype', '?')}) "
                         f"could not be read through DLPack ({e}); expected host float32 or integer data") from None
     return np.asarray(a)

@@ -286,7 +286,7 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
             const CallOptions &call = {});
 
 // Threads used by every kernel (Halide's thread pool, 0 <= threads <= 256); 0 restores the default.
-void set_num_threads(int threads);
+void set_num_threads(int64_t threads);
 
 // The compiled kernels, as "<function>.<target family>" keys with their schedule.
 struct KernelInfo {
