@@ -4,7 +4,8 @@
 //
 //   logit(i, j) = scale · (q'_i · k'_j + Σ relative scores(i, j)) + Σ biases(i, j)
 //                 q' = transform_q(q), k' = transform_k(k)
-//   visible(i, j) = j < key_lengths[b]  ∧  j − p_i ≤ lookahead  ∧  p_i − j < window  (causal: lookahead 0)
+//   visible(i, j) = first(i, b) ≤ j < end(i, b)  ∧  j − p_i ≤ lookahead  ∧  p_i − j < window  (causal: lookahead 0)
+//                   ∧ mask(j, i, h, b)  (where masked; the logit then gets bias(j, i, h, b) added)
 //                 p_i = i + Lk − Lq, the query's absolute position (SPEC §0, bottom-right)
 //   out_i = Σ_j softmax_j(logit) (v_j + Σ relative values(i, j)) over visible j; a row with no
 //           visible key is exactly 0.
@@ -38,6 +39,15 @@
 #include "softmax_exp.h"
 
 namespace posattn {
+
+// The keys each query row may see besides the causal and window limits: [first(row, b), end(row, b))
+// (key lengths, left padding, a packed document's keys, none for a padded query), and where
+// `masked` is nonzero only those with mask(key, row, h, b) != 0, whose logits get bias(key, row,
+// h, b) added. Kernels are specialized on `masked`, so that calls without a mask read neither.
+struct KeyMasks {
+    Halide::Func first, end, mask, bias;
+    Halide::Expr masked;
+};
 
 // Where one logit lives: query row i of q, key j, q head h (k/v head h / group), batch b.
 struct ScoreSite {
@@ -121,6 +131,8 @@ struct AttentionStages {
     std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
     Halide::Func q_transformed, k_transformed;  // defined when the declaration transforms q, k
+    Halide::Func tile_keys;  // (t, b): the tile's rows' least first key and greatest end, a Tuple
+    Halide::Func batch_keys;  // (b): the same over every row of the batch
     std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
     Halide::Var d, i, jj, k, g, r, t, tile_row, h, b;
     Halide::RDom blocks, block_keys, channels;
@@ -132,7 +144,7 @@ struct AttentionStages {
 inline AttentionStages define_attention(const AttentionDeclaration &decl, AttentionTiles tiles,
                                         Halide::Func q, Halide::Func k, Halide::Func v,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
-                                        Halide::Expr group, Halide::Func key_lengths,
+                                        Halide::Expr group, const KeyMasks &keys,
                                         Halide::Expr scale, Halide::Expr lookahead, Halide::Expr window) {
     using namespace Halide;
     AttentionStages st;
@@ -290,7 +302,10 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Expr logit = score * scale;
     ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
-    Expr visible = j < key_lengths(b) && j - site.query_position <= lookahead && site.query_position - j < window;
+    Expr at_row = clamp(row, 0, Lq - 1), at_key = key_row(j), masked = keys.masked != 0;
+    logit += select(masked, keys.bias(at_key, at_row, h, b), 0.0f);
+    Expr visible = j >= keys.first(at_row, b) && j < keys.end(at_row, b) && j - site.query_position <= lookahead &&
+                   site.query_position - j < window && (!masked || keys.mask(at_key, at_row, h, b) != 0);
     st.logit(i, jj, r, tile_row, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
@@ -302,8 +317,14 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
 
     // Value terms: Σ_j p_ij·table(index(i, j)), by key groups as the score terms: a uniform group
     // adds its probabilities' sum times its one row. Per logit, p_ij weighs v_j + its table row.
+    // Keys outside every row's range of the batch (past a static KV cache's length, or left
+    // padding) may hold anything, NaN too, so a block's masked keys read its nearest key in range.
+    RDom batch_rows(0, Lq, "batch_row");
+    st.batch_keys = Func("batch_keys");
+    st.batch_keys(b) = Tuple(std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min());
+    st.batch_keys(b) = Tuple(min(st.batch_keys(b)[0], keys.first(batch_rows, b)), max(st.batch_keys(b)[1], keys.end(batch_rows, b)));
     Expr values_init = 0.0f, block_key = r * Kb + kb;
-    Expr value = v(min(d, Dv - 1), key_row(block_key), h / group, b);
+    Expr value = v(min(d, Dv - 1), key_row(clamp(block_key, st.batch_keys(b)[0], st.batch_keys(b)[1] - 1)), h / group, b);
     std::vector<RelativeValue> per_tile_values;
     for (const RelativeValue &term : decl.relative_values) {
         if (tiles.relative_per_logit)
@@ -343,10 +364,15 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.block_out(d, i, r, tile_row, h, b) += st.prob(i, kb, r, tile_row, h, b) * value;
 
     // Online merge over key blocks: (numerator, denominator, running max) of row i of query tile
-    // t. A key block past the tile's lookahead limit (the causal one) or wholly before its first
-    // row's window has no visible key for any of its rows, so the merge skips it: a sliding window
-    // costs O(Lq · window), not O(Lq · Lk). (Blocks past a key length are masked, not skipped: a
-    // bound on a loaded value made unpadded calls 6% slower, Intel Xeon, 2026-12-04.)
+    // t. A key block past the tile's lookahead limit (the causal one), wholly before its first
+    // row's window or outside every row's [first, end) has no visible key for any of its rows, so
+    // the merge skips it: a sliding window costs O(Lq · window), not O(Lq · Lk), and packed
+    // documents only their own blocks.
+    RDom tile_rows(0, Tq, "tile_row");
+    Expr any_row = clamp(t * Tq + tile_rows, 0, Lq - 1);
+    st.tile_keys = Func("tile_keys");
+    st.tile_keys(t, b) = Tuple(std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min());
+    st.tile_keys(t, b) = Tuple(min(st.tile_keys(t, b)[0], keys.first(any_row, b)), max(st.tile_keys(t, b)[1], keys.end(any_row, b)));
     Expr rb = st.blocks, tile_last_position = t * Tq + Tq - 1 + (Lk - Lq), tile_first_position = t * Tq + (Lk - Lq);
     // Only relative terms need the tile in the block stages (they test key groups over its rows);
     // the other variants give them the absolute row and tile row 0. (A tile argument, narrowed by
@@ -354,7 +380,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // rejects, and doubles Adams2019's search.)
     const bool relative = !per_tile_scores.empty() || !per_tile_values.empty();
     Expr block_row = relative ? Expr(i) : t * Tq + i, block_tile = relative ? t * Tq : Expr(0);
-    st.blocks.where(rb * Kb - tile_last_position <= lookahead && rb * Kb + Kb > tile_first_position - window);
+    st.blocks.where(rb * Kb - tile_last_position <= lookahead && rb * Kb + Kb > tile_first_position - window &&
+                    rb * Kb < st.tile_keys(t, b)[1] && rb * Kb + Kb > st.tile_keys(t, b)[0]);
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, t, h, b)[2];
     Expr m_blk = st.block_max(block_row, rb, block_tile, h, b);

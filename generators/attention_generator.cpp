@@ -1,6 +1,7 @@
 // Fused scaled-dot-product attention: one generator for every declared variant
 // (generators/attention.h). q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] with any
-// strides of the outer dimensions; Hq a multiple of Hkv (GQA/MQA); per-batch key lengths.
+// strides of the outer dimensions; Hq a multiple of Hkv (GQA/MQA); per-row key ranges, an optional
+// boolean mask and float bias.
 #include "Halide.h"
 #include "alibi.h"
 #include "attention.h"
@@ -21,7 +22,13 @@ public:
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
     Input<Buffer<float, 4>> v{"v"};
-    Input<Buffer<int32_t, 1>> key_lengths{"key_lengths"};  // [B]; keys j ≥ key_lengths[b] are masked
+    // [B, Lq]: query row i of batch b sees keys [key_first, key_end) at most (generators/attention.h
+    // KeyMasks); the runtime makes them from key lengths and starts, segments and query lengths.
+    Input<Buffer<int32_t, 2>> key_first{"key_first"}, key_end{"key_end"};
+    // [B, Hq, Lq, Lk], any strides (0 where broadcast): read only where masked != 0.
+    Input<Buffer<uint8_t, 4>> mask{"mask"};
+    Input<Buffer<float, 4>> bias{"bias"};
+    Input<int32_t> masked{"masked"};
     Input<float> scale{"scale"};
     // A query at position p sees keys j with j ≤ p + lookahead (0: causal) and p − j < window. Ints
     // rather than a bool flag: Halide 21's SPIR-V cannot pass a hoisted bool to a kernel.
@@ -154,7 +161,7 @@ public:
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         stages = define_attention(declaration(), attention_tiles(get_target(), schedule_params, shape_class), q, k, v, D, Dv, Lq, Lk, group,
-                                  key_lengths, scale, lookahead, window);
+                                  KeyMasks{key_first, key_end, mask, bias, masked}, scale, lookahead, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
@@ -168,7 +175,10 @@ public:
         q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
         k.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
         v.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
-        key_lengths.set_estimates({{0, 1}});
+        for (auto *range : {&key_first, &key_end}) range->set_estimates({{0, rows}, {0, 1}});
+        mask.set_estimates({{0, keys}, {0, rows}, {0, 8}, {0, 1}});
+        bias.set_estimates({{0, keys}, {0, rows}, {0, 8}, {0, 1}});
+        masked.set_estimate(0);
         scale.set_estimate(0.125f);
         lookahead.set_estimate(std::numeric_limits<int32_t>::max());
         window.set_estimate(std::string(shape_class) == "window" ? 256 : std::numeric_limits<int32_t>::max());
@@ -178,8 +188,9 @@ public:
     void schedule() {
         if (using_autoscheduler()) return;
         schedule_attention(get_target(), schedule_params, shape_class, stages, out);
+        Stage with_mask = out.specialize(masked != 0);  // a call without a mask or bias reads neither (KeyMasks)
         if (Input<int32_t> *mode = alibi_form ? alibi_form : rope_layout) {
-            std::vector<Func> nests{out};
+            std::vector<Stage> nests{with_mask, out};
             for (Func x : {stages.q_transformed, stages.k_transformed})  // their own loop nests on GPUs
                 if (x.defined()) nests.push_back(x);
             gpu::specialize_modes_for_vulkan(get_target(), nests, {*mode == 0, *mode == 1});

@@ -727,4 +727,123 @@ def all_cases():
             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
             + linear_cases() + attention_cases() + alibi_attention_cases() + t5_attention_cases()
             + rope_attention_cases() + shaw_attention_cases() + transformer_xl_attention_cases()
-            + deberta_attention_cases())
+            + deberta_attention_cases() + masked_attention_cases())
+
+
+# Masks, biases, left padding, packed segments and padded queries (posattn.attention's mask, bias,
+# key_starts, q_segments/k_segments, query_lengths) on every variant: each a random instance.
+def _random_masks(rng, kind, B, Hq, Lq, Lk):
+    """posattn.attention's masking arguments of one kind, as arrays (the reference takes the same)."""
+    if kind == "mask":  # per batch and head, some rows fully masked
+        mask = rng.random((B, Hq, Lq, Lk)) < 0.7
+        mask[:, :, rng.integers(0, Lq, size=2)] = False
+        return {"mask": mask}
+    if kind == "padding-mask":  # [B, 1, 1, Lk], as a tokenizer's attention_mask
+        return {"mask": (np.arange(Lk)[None] < rng.integers(1, Lk + 1, size=(B, 1)))[:, None, None]}
+    if kind == "bias":  # float bias for every head, -inf in places, and a rank-2 mask
+        bias = rng.standard_normal((1, Hq, Lq, Lk)).astype(np.float32)
+        bias[rng.random(bias.shape) < 0.1] = -np.inf
+        return {"bias": bias, "mask": rng.random((Lq, Lk)) < 0.9}
+    if kind == "left-padding":
+        starts = rng.integers(0, Lk // 2, size=B).astype(np.int32)
+        return {"key_starts": starts, "key_lengths": rng.integers(starts + 1, Lk + 1).astype(np.int32)}
+    if kind in ("segments", "segments-apart"):  # packed documents; or ids whose keys are not one run
+        if kind == "segments":
+            k_segments = np.sort(rng.integers(0, 4, size=(B, Lk)), axis=1)
+        else:
+            k_segments = rng.integers(0, 3, size=(B, Lk))
+        q_segments = k_segments[:, Lk - Lq:] if Lq <= Lk else rng.integers(0, 5, size=(B, Lq))
+        return {"q_segments": q_segments.astype(np.int32), "k_segments": k_segments.astype(np.int32)}
+    if kind == "query-lengths":  # with a bias broadcast over batches and queries
+        return {"query_lengths": rng.integers(0, Lq + 1, size=B).astype(np.int32),
+                "bias": rng.standard_normal((1, Hq, 1, Lk)).astype(np.float32)}
+    raise ValueError(kind)
+
+
+def _fully_masked_rows(expected_call, masks, q, k, v):
+    """Rows the reference gives no visible key (its output there is 0 exactly, from v = 1)."""
+    ones = np.ones_like(v)
+    return np.all(expected_call(q, k, ones, **masks) == 0, axis=-1)
+
+
+def _variant(rng, name, B, Hq, Lq, Lk, D):
+    """(posattn.attention keyword arguments, reference(q, k, v, causal, masks), inputs) of a variant."""
+    if name == "plain":
+        return {}, lambda q, k, v, causal, masks: reference.attention(q, k, v, None, causal, **masks), []
+    if name in ("alibi", "t5"):
+        if name == "alibi":
+            m = reference.alibi_slopes(Hq)
+            kwargs, scale = {"alibi_slopes": m, "alibi_form": "key_position"}, None
+        else:
+            table = rng.standard_normal((32, Hq)).astype(np.float32)
+            kwargs, scale = {"t5_table": table}, 1.0
+
+        def expected(q, k, v, causal, masks):
+            masks = dict(masks)
+            if name == "alibi":  # key positions counted from each batch's first valid key
+                starts = masks.get("key_starts", np.zeros(B, np.int32))
+                own = m[None, :, None, None] * (np.arange(Lk)[None, None, None] - starts[:, None, None, None])
+            else:
+                own = reference.t5_bias(table, Lq, Lk, True, 128)[None]
+            masks["bias"] = own + masks.get("bias", 0.0)
+            return reference.attention(q, k, v, scale, causal, **masks)
+        return kwargs, expected, list(kwargs.values())[:1]
+    if name == "rope":
+        def expected(q, k, v, causal, masks):  # default positions count from each batch's first valid key
+            starts = masks.get("key_starts", np.zeros(B, np.int32))[:, None]
+            kp = np.maximum(np.arange(Lk)[None] - starts, 0)
+            qp = kp[:, Lk - Lq:]
+            inv, af = reference.rope_inv_freq(D, seq_len=int(kp.max()) + 1)
+            return reference.attention(reference.rope(q, qp, inv, af), reference.rope(k, kp, inv, af), v, None, causal,
+                                       **masks)
+        return {"rope": {}}, expected, []
+    if name == "shaw":
+        rel_k, rel_v = (rng.standard_normal((9, D)).astype(np.float32) for _ in range(2))
+        return ({"shaw": {"rel_k": rel_k, "rel_v": rel_v}},
+                lambda q, k, v, causal, masks: reference.shaw_attention(q, k, v, rel_k, rel_v, causal=causal, **masks),
+                [rel_k, rel_v])
+    if name == "xl":
+        r = rng.standard_normal((Lk, D)).astype(np.float32)
+        u, v_bias = (rng.standard_normal((Hq, D)).astype(np.float32) for _ in range(2))
+        return ({"transformer_xl": {"r": r, "u": u, "v_bias": v_bias}},
+                lambda q, k, v, causal, masks: reference.transformer_xl_attention(q, k, v, r, u, v_bias, causal=causal, **masks),
+                [r, u, v_bias])
+    if name == "deberta":
+        emb = rng.standard_normal((2 * 16, 24)).astype(np.float32)
+        w = {"w_key": (rng.standard_normal((Hq * D, 24)) / 5).astype(np.float32),
+             "w_query": (rng.standard_normal((Hq * D, 24)) / 5).astype(np.float32)}
+        options = dict(position_buckets=8, max_relative_positions=16, **w)
+        return ({"deberta": dict(rel_embeddings=emb, **options)},
+                lambda q, k, v, causal, masks: reference.deberta_attention(q, k, v, emb, causal=causal, **options, **masks),
+                [emb, *w.values()])
+    raise ValueError(name)
+
+
+MASK_KINDS = ("mask", "padding-mask", "bias", "left-padding", "segments", "segments-apart", "query-lengths")
+
+
+def masked_attention_cases():
+    cases = []
+    functions = {"plain": "posattn_attn_plain_f32", "alibi": "posattn_attn_alibi_f32", "t5": "posattn_attn_t5_f32",
+                 "rope": "posattn_attn_rope_f32", "shaw": "posattn_attn_shaw_f32", "xl": "posattn_attn_xl_f32",
+                 "deberta": "posattn_attn_deberta_f32"}
+    # (variant, B, Hq, Hkv, Lq, Lk, D, causal): Lq < Lk, several key blocks of every schedule.
+    shapes = [(variant, 2, 4, 2, 45, 300, 16, variant == "xl") for variant in functions]
+    shapes += [("plain", 2, 4, 4, 37, 37, 16, True),      # causal self-attention
+               ("plain", 2, 8, 2, 1, 90, 32, True),       # decoding, the GQA group folded into rows
+               ("rope", 2, 4, 4, 37, 37, 32, True), ("alibi", 2, 4, 4, 37, 37, 16, True)]
+    for variant, B, Hq, Hkv, Lq, Lk, D, causal in shapes:
+        for kind in MASK_KINDS:
+            def run(rng, call, variant=variant, B=B, Hq=Hq, Hkv=Hkv, Lq=Lq, Lk=Lk, D=D, causal=causal, kind=kind):
+                q, k, v = _qkv(rng, B, Hq, Hkv, Lq, Lk, D)
+                masks = _random_masks(rng, kind, B, Hq, Lq, Lk)
+                kwargs, expected_of, tables = _variant(rng, variant, B, Hq, Lq, Lk, D)
+                before, after = _untouched(q, k, v, *tables, *masks.values())
+                out = poisoned((B, Hq, Lq, D))
+                posattn.attention(q, k, v, causal=causal, **masks, **kwargs, out=out, **call)
+                expected = expected_of(q, k, v, causal, masks)
+                empty = _fully_masked_rows(lambda *a, **m: expected_of(*a, causal, m), masks, q, k, v)
+                assert (out[empty] == 0).all(), "a row with no visible key is not exactly 0"
+                return out, expected, ATTN_ATOL, ATTN_RTOL, before, after
+            cases.append(Case(functions[variant], f"B{B}-Hq{Hq}-Hkv{Hkv}-Lq{Lq}-Lk{Lk}-D{D}{'-causal' if causal else ''}-{kind}", run))
+    return cases

@@ -100,9 +100,20 @@ def _attention(rng):
                   causal=bool(rng.integers(2)), window=int(rng.integers(0, 4)), out=np.full((B, Hq, Lq, D), np.nan, F32))
     if rng.integers(2):
         kwargs["key_lengths"] = ints(rng, B, high=Lk + 1)
+    broadcast = lambda: tuple(n if rng.integers(2) else 1 for n in (B, Hq, Lq, Lk))[int(rng.integers(3)):]
+    if rng.integers(4) == 0:
+        kwargs["mask"] = rng.random(broadcast()) < 0.7
+    if rng.integers(4) == 0:
+        kwargs["bias"] = np.where(rng.random(shape := broadcast()) < 0.1, -np.inf, f32(rng, *shape)).astype(F32)
+    if rng.integers(4) == 0:
+        kwargs["key_starts"] = ints(rng, B, high=Lk + 1)
+    if rng.integers(4) == 0:
+        kwargs.update(q_segments=ints(rng, B, Lq, high=3), k_segments=ints(rng, B, Lk, high=3))
+    if rng.integers(4) == 0:
+        kwargs["query_lengths"] = ints(rng, B, high=Lq + 1)
 
-    def expected(q, k, v, causal, window, out=None, key_lengths=None):
-        return reference.attention(q, k, v, None, causal, key_lengths, window=window)
+    def expected(q, k, v, causal, window, out=None, **masks):
+        return reference.attention(q, k, v, None, causal, window=window, **masks)
     variant = rng.integers(8)  # a variant's arguments (their values: the harness's cases)
     if variant == 1:
         kwargs["alibi_slopes"] = reference.alibi_slopes(Hq)

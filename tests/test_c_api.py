@@ -10,7 +10,7 @@ from posattn import reference
 
 lib = ctypes.CDLL(str(LIBRARY_DIR / "libposattn.so"))
 OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
-F32, F64, I32, I64 = range(4)
+F32, F64, I32, I64, BOOL = range(5)
 
 
 HOST, DEVICE = range(2)
@@ -25,7 +25,7 @@ class Tensor(ctypes.Structure):
 def tensor(a, data=None, shape=None):
     """A posattn_tensor viewing NumPy array a (shape and strides kept alive on the struct)."""
     dtype = {np.dtype(np.float32): F32, np.dtype(np.float64): F64, np.dtype(np.int32): I32,
-             np.dtype(np.int64): I64}[a.dtype]
+             np.dtype(np.int64): I64, np.dtype(bool): BOOL}[a.dtype]
     shape = a.shape if shape is None else shape
     t = Tensor(a.ctypes.data if data is None else data, dtype, len(shape))
     t._shape = (ctypes.c_int64 * len(shape))(*shape)
@@ -202,19 +202,24 @@ def test_t5_attention_and_buckets(rng):
     assert "'num_buckets' = 2" in last_error()
 
 
+MASK_FIELDS = ("key_starts", "q_segments", "k_segments", "query_lengths", "mask", "bias")
+
+
 class AttentionOptions(ctypes.Structure):
     _fields_ = [("has_scale", ctypes.c_int32), ("scale", ctypes.c_double), ("causal", ctypes.c_int32),
-                ("key_lengths", ctypes.POINTER(Tensor)), ("window", ctypes.c_int64), ("unchecked_values", ctypes.c_int32)]
+                ("key_lengths", ctypes.POINTER(Tensor)), ("window", ctypes.c_int64), ("unchecked_values", ctypes.c_int32),
+                *[(name, ctypes.POINTER(Tensor)) for name in MASK_FIELDS]]
 
 
-def attention_options(causal=0, window=0, key_lengths=None, unchecked_values=0):
+def attention_options(causal=0, window=0, key_lengths=None, unchecked_values=0, **masks):
     o = AttentionOptions()
     lib.posattn_attention_options_init(ctypes.byref(o))
     assert (o.has_scale, o.causal, o.window, bool(o.key_lengths), o.unchecked_values) == (0, 0, 0, False, 0)
+    assert not any(getattr(o, name) for name in MASK_FIELDS)
     o.causal, o.window, o.unchecked_values = causal, window, unchecked_values
-    if key_lengths is not None:
-        o._lengths = tensor(key_lengths)
-        o.key_lengths = ctypes.pointer(o._lengths)
+    o._tensors = {name: tensor(a) for name, a in dict(masks, key_lengths=key_lengths).items() if a is not None}
+    for name, t in o._tensors.items():
+        setattr(o, name, ctypes.pointer(t))
     return o
 
 
@@ -432,6 +437,39 @@ def gpu(device_buffers):
         yield device_buffers
     finally:
         lib.posattn_set_device(b"cpu")
+
+
+def test_masks_through_every_attention_call(rng):
+    """mask, bias, key starts, segments and query lengths in the options of the masked, ALiBi and
+    T5 calls (the older calls without options are the same with those unset), against the
+    float64 reference; a bad one is INVALID, naming it, and leaves out untouched."""
+    B, Hq, Hkv, Lq, Lk, D = 2, 4, 2, 7, 9, 16
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((B, Hq, Lq, D), (B, Hkv, Lk, D), (B, Hkv, Lk, D)))
+    k_segments = np.sort(rng.integers(0, 3, size=(B, Lk)), axis=1).astype(np.int32)
+    masks = dict(mask=rng.random((B, 1, Lq, Lk)) < 0.8, bias=rng.standard_normal((Hq, Lq, Lk)).astype(np.float32),
+                 key_starts=np.array([1, 2], np.int32), q_segments=np.ascontiguousarray(k_segments[:, Lk - Lq:]),
+                 k_segments=k_segments, query_lengths=np.array([7, 4], np.int32))
+    slopes = reference.alibi_slopes(Hq).astype(np.float32)
+    table = rng.standard_normal((32, Hq)).astype(np.float32)
+    calls = {
+        "masked": (lambda *a: lib.posattn_attention_masked(*a), None, 0.0),
+        "alibi": (lambda *a: lib.posattn_attention_alibi_masked(*a, ctypes.byref(tensor(slopes)), 0), None,
+                  reference.alibi_bias(slopes, Lq, Lk)[None]),
+        "t5": (lambda *a: lib.posattn_attention_t5_masked(*a, ctypes.byref(tensor(table)), 1, ctypes.c_int64(128)), 1.0,
+               reference.t5_bias(table, Lq, Lk, True, 128)[None]),
+    }
+    for name, (call, scale, own_bias) in calls.items():
+        out = np.full(q.shape, np.nan, np.float32)
+        options = attention_options(causal=1, **masks)
+        assert call(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options)) == OK, (name, last_error())
+        expected = reference.attention(q, k, v, scale, True, **dict(masks, bias=masks["bias"] + own_bias))
+        np.testing.assert_allclose(out, expected, atol=2e-5, rtol=1e-5, err_msg=name)
+        assert (out[1, :, 4:] == 0).all()  # past query_lengths
+        out[...] = 7.0
+        bad = attention_options(causal=1, **dict(masks, key_starts=np.array([1, 10], np.int32)))
+        assert call(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(bad)) == INVALID
+        assert "'key_starts' holds 10 at batch 1" in last_error()
+        np.testing.assert_array_equal(out, 7.0)
 
 
 @pytest.mark.parametrize("Hq, Hkv, Lq, Lk, D, causal", [(4, 2, 7, 9, 16, 1), (4, 1, 1, 33, 8, 0), (2, 2, 5, 5, 24, 0)])

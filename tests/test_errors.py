@@ -53,6 +53,7 @@ def bad_cases():
         ("attention-lengths-negative", attn(key_lengths=lambda r, a: np.array([-1, 3], np.int32)),
          ["'key_lengths'", "-1"]),
         ("attention-lengths-shape", attn(key_lengths=lambda r, a: np.array([3], np.int32)), ["'key_lengths'", "B"]),
+        *mask_cases(attn),
         ("attention-q-nan", attn(q=lambda r, a: np.where(r.random(a["q"].shape) < 0.01, np.nan, a["q"]).astype(np.float32)),
          ["'q'", "NaN or Inf"]),
         ("attention-v-inf", attn(v=lambda r, a: np.concatenate([a["v"][:, :, :-1], np.full((2, 2, 1, 16), np.inf, np.float32)], 2)),
@@ -314,13 +315,61 @@ def aliasing_positions(rng, fn, width=4, **kwargs):
     return fn, dict(positions=buffer[:8], out=buffer.view(np.float32)[:8 * width].reshape(8, width), **kwargs)
 
 
+def out_aliases(name, shape):
+    """An attention call whose `name` (shape(float32 bytes) of it) shares memory with out."""
+    def make(r):
+        args = attention_args(r)
+        memory = np.full(2 * 4 * 9 * 16, 7.0, np.float32)
+        args["out"] = memory.reshape(2, 4, 9, 16)
+        args[name] = shape(memory[100:100 + 117])
+        if name == "mask":
+            args[name][...] = True
+        return posattn.attention, args
+    return make
+
+
+def mask_cases(attn):
+    """Bad masks, biases, key starts, segments and query lengths (q [2, 4, 9, 16], k [2, 2, 13, 16])."""
+    ints = lambda *values: (lambda r, a: np.array(values, np.int32))
+    segments = lambda r, a: np.zeros((2, 9), np.int32)
+    return [
+        ("attention-mask-dtype", attn(mask=lambda r, a: np.ones((9, 13), np.int32)), ["'mask'", "int32", "expected bool"]),
+        ("attention-mask-shape", attn(mask=lambda r, a: np.ones((2, 4, 9, 12), bool)),
+         ["'mask'", "[2, 4, 9, 12]", "broadcast to [B, Hq, Lq, Lk] = [2, 4, 9, 13]"]),
+        ("attention-mask-heads", attn(mask=lambda r, a: np.ones((2, 2, 9, 13), bool)), ["'mask'", "broadcast"]),
+        ("attention-mask-rank", attn(mask=lambda r, a: np.ones(13, bool)), ["'mask'", "rank 1"]),
+        ("attention-mask-rank-5", attn(mask=lambda r, a: np.ones((1, 2, 4, 9, 13), bool)), ["'mask'", "rank 5"]),
+        ("attention-bias-dtype", attn(bias=lambda r, a: np.zeros((9, 13))), ["'bias'", "float64", "expected float32"]),
+        ("attention-bias-nan", attn(bias=lambda r, a: poisoned(f32(r, 4, 9, 13), np.nan, 100)), ["'bias'", "NaN"]),
+        ("attention-bias-plus-inf", attn(bias=lambda r, a: poisoned(f32(r, 9, 13), np.inf, 7)), ["'bias'", "+inf"]),
+        ("attention-bias-shape", attn(bias=lambda r, a: f32(r, 3, 1, 1, 13)), ["'bias'", "[3, 1, 1, 13]"]),
+        ("attention-key-starts-past-lk", attn(key_starts=ints(0, 14)), ["'key_starts'", "14", "<= Lk = 13"]),
+        ("attention-key-starts-negative", attn(key_starts=ints(-1, 0)), ["'key_starts'", "-1"]),
+        ("attention-key-starts-shape", attn(key_starts=ints(1, 2, 3)), ["'key_starts'", "B"]),
+        ("attention-query-lengths-past-lq", attn(query_lengths=ints(10, 0)), ["'query_lengths'", "10", "<= Lq = 9"]),
+        ("attention-query-lengths-negative", attn(query_lengths=ints(3, -2)), ["'query_lengths'", "-2"]),
+        ("attention-q-segments-alone", attn(q_segments=segments), ["'k_segments' is missing", "both or neither"]),
+        ("attention-k-segments-alone", attn(k_segments=lambda r, a: np.zeros((2, 13), np.int32)), ["'q_segments' is missing"]),
+        ("attention-segments-shape", attn(q_segments=segments, k_segments=lambda r, a: np.zeros((2, 12), np.int32)),
+         ["'k_segments'", "Lk, k's dimension 2"]),
+        ("attention-segments-dtype", attn(q_segments=lambda r, a: np.zeros((2, 9), np.float32), k_segments=segments),
+         ["'q_segments'", "float32"]),
+        ("attention-out-aliases-bias", out_aliases("bias", lambda m: m.reshape(9, 13)), ["'out' overlaps 'bias'"]),
+        ("attention-out-aliases-mask", out_aliases("mask", lambda m: m.view(bool).reshape(4, 9, 13)), ["'out' overlaps 'mask'"]),
+        # Transformer-XL has no r row for a negative distance: a mask that shows a later key is refused.
+        ("xl-mask-shows-a-later-key", attn(
+            transformer_xl=lambda r, a: {"r": f32(r, 13, 16), "u": f32(r, 4, 16), "v_bias": f32(r, 4, 16)},
+            mask=lambda r, a: np.ones((9, 13), bool)), ["'causal' is false", "negative distance"]),
+    ]
+
+
 def defect_cases(attn, enc):
     """Cases found by outside checks (issue 45): each failed, crashed or wrote its output before."""
     x = lambda r: f32(r, 1, 1, 3, 8)
     split_batches = dict(k=lambda r, a: f32(r, 2, 2, 8, 16), v=lambda r, a: f32(r, 2, 2, 8, 16))
     cases = [
-        # Batches of unequal key lengths run one by one: a later batch's failure must not leave an
-        # earlier one's rows in out (the harness checks out is still its poison, 7.0).
+        # Batches of unequal key lengths (once run one by one): a later batch's failure must not
+        # leave an earlier one's rows in out (the harness checks out is still its poison, 7.0).
         ("attention-split-batches-nan-in-batch-1", attn(
             k=lambda r, a: f32(r, 2, 2, 8, 16), v=lambda r, a: poisoned(f32(r, 2, 2, 8, 16), np.nan, 2 * 8 * 16),
             key_lengths=lambda r, a: np.array([8, 1], np.int32)), ["'v'", "NaN or Inf"]),

@@ -64,7 +64,7 @@ FEATURES = "user_context-large_buffers-no_runtime"
 # The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>); CUDA's lowest capability,
 # which runs on every newer GPU too (another: --target).
 GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
-               "vulkan": "x86-64-linux-vulkan-vk_int64-vk_float64"}
+               "vulkan": "x86-64-linux-vulkan-vk_int8-vk_int64-vk_float64"}
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
 AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}

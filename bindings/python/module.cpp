@@ -72,6 +72,7 @@ Tensor view(const std::string &api, const py::array &a, const char *name, bool o
     else if (dt.is(py::dtype::of<double>())) t.dtype = DType::float64;
     else if (dt.is(py::dtype::of<int32_t>())) t.dtype = DType::int32;
     else if (dt.is(py::dtype::of<int64_t>())) t.dtype = DType::int64;
+    else if (dt.is(py::dtype::of<bool>())) t.dtype = DType::boolean;
     else invalid(api, std::string("argument '") + name + "' has dtype " + std::string(py::str(dt)) +
                           "; expected float32 or int32 as documented");
     if (output && !a.writeable()) invalid(api, std::string("argument '") + name + "' is read-only");
@@ -637,7 +638,9 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("attention",
           [](py::object q, py::object k, py::object v, std::optional<double> scale, bool causal,
-             std::optional<py::array> key_lengths, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
+             std::optional<py::array> key_lengths, std::optional<py::array> key_starts, std::optional<py::array> q_segments,
+             std::optional<py::array> k_segments, std::optional<py::array> query_lengths, std::optional<py::array> mask,
+             py::object bias, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
              std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, bool check_finite,
@@ -651,7 +654,14 @@ PYBIND11_MODULE(_posattn, m) {
               posattn::AttentionOptions options;
               options.scale = scale;
               options.causal = causal;
-              if (key_lengths) options.key_lengths = view("attention", *key_lengths, "key_lengths");
+              for (auto [field, given, name] : {std::tuple{&options.key_lengths, &key_lengths, "key_lengths"},
+                                                {&options.key_starts, &key_starts, "key_starts"},
+                                                {&options.q_segments, &q_segments, "q_segments"},
+                                                {&options.k_segments, &k_segments, "k_segments"},
+                                                {&options.query_lengths, &query_lengths, "query_lengths"},
+                                                {&options.mask, &mask, "mask"}})
+                  if (*given) *field = view("attention", **given, name);
+              if (!bias.is_none()) options.bias = operand("attention", bias, "bias");  // a DeviceArray too
               if (alibi_slopes)
                   options.alibi = posattn::AlibiAttention{view("attention", *alibi_slopes, "alibi_slopes"),
                                                           alibi_form("attention", "alibi_form", alibi_form_name)};
@@ -669,7 +679,9 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
-          py::arg("causal").noconvert() = false, py::arg("key_lengths") = py::none(), py::arg("alibi_slopes") = py::none(),
+          py::arg("causal").noconvert() = false, py::arg("key_lengths") = py::none(), py::arg("key_starts") = py::none(),
+          py::arg("q_segments") = py::none(), py::arg("k_segments") = py::none(), py::arg("query_lengths") = py::none(),
+          py::arg("mask") = py::none(), py::arg("bias") = py::none(), py::arg("alibi_slopes") = py::none(),
           py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional").noconvert() = true,
           py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
           py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),

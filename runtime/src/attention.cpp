@@ -3,6 +3,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <unordered_map>
 
 #include "internal.h"
 
@@ -170,6 +171,167 @@ struct Shape {
     int64_t B, Hq, Lq, D, Hkv, Lk, Dv;
 };
 
+// A per-batch int32 vector [B] (key lengths, key starts, query lengths), each value in [0, limit].
+std::vector<int32_t> per_batch(const Checker &check, const std::optional<Tensor> &given, const char *name, const Shape &s,
+                               int32_t fallback, int64_t limit, const char *limit_what) {
+    std::vector<int32_t> values(size_t(s.B), fallback);
+    if (!given) return values;
+    check.tensor(*given, name, DType::int32, {1});
+    check.dim(*given, name, 0, s.B, "B, q's dimension 0");
+    for (int64_t b = 0; b < s.B; b++) {
+        int32_t n = static_cast<const int32_t *>(given->data)[b * given->stride(0)];
+        if (n < 0 || n > limit)
+            check.fail(std::string("argument '") + name + "' holds " + std::to_string(n) + " at batch " + std::to_string(b) +
+                       "; expected 0 <= " + name + "[b] <= " + limit_what + " = " + std::to_string(limit));
+        values[size_t(b)] = n;
+    }
+    return values;
+}
+
+// A mask or bias as the kernel reads it, [B, Hq, Lq, Lk]: numpy broadcasting from rank 2 to 4,
+// each dimension 1 (a zero stride) or the full extent. A float32 bias may be a device buffer.
+Tensor broadcast(const Checker &check, const Tensor &t, const char *name, DType dtype, const Shape &s, const CallOptions &call) {
+    if (dtype == DType::float32) check.host_or_device(t, name, dtype, {2, 3, 4}, call);
+    else check.tensor(t, name, dtype, {2, 3, 4});
+    const std::vector<int64_t> full{s.B, s.Hq, s.Lq, s.Lk};
+    Tensor view{t.data, dtype, full, {0, 0, 0, 0}, t.memory};
+    if (t.memory == Memory::device && t.shape.back() != s.Lk)
+        check.fail(std::string("argument '") + name + "' is device memory of shape " + shape_string(t.shape) +
+                   "; expected its last dimension to be Lk = " + std::to_string(s.Lk) + " (a broadcast of keys is host memory only)");
+    const size_t skipped = 4 - t.shape.size();
+    for (size_t axis = skipped; axis < 4; axis++) {
+        int64_t extent = t.shape[axis - skipped];
+        if (extent != 1 && extent != full[axis])
+            check.fail(std::string("argument '") + name + "' has shape " + shape_string(t.shape) +
+                       "; expected it to broadcast to [B, Hq, Lq, Lk] = " + shape_string(full) + " (each dimension 1 or the full extent)");
+        if (extent != 1) view.strides[axis] = t.stride(axis - skipped);
+    }
+    return view;
+}
+
+// The keys of each segment id of one batch's k_segments: [first, end) of its first and last key,
+// and whether every id's keys are one run.
+struct SegmentRuns {
+    std::unordered_map<int32_t, std::pair<int64_t, int64_t>> keys;
+    bool contiguous = true;
+};
+SegmentRuns segment_runs(const Tensor &k_segments, int64_t b, int64_t Lk) {
+    SegmentRuns runs;
+    for (int64_t j = 0; j < Lk; j++) {
+        int32_t id = static_cast<const int32_t *>(k_segments.data)[b * k_segments.stride(0) + j * k_segments.stride(1)];
+        auto [at, fresh] = runs.keys.try_emplace(id, j, j + 1);
+        if (fresh) continue;
+        if (at->second.second != j) runs.contiguous = false;
+        at->second.second = j + 1;
+    }
+    return runs;
+}
+
+// What each query row may see besides the causal and window limits (generators/attention.h
+// KeyMasks): its keys [first, end), made from the key lengths and starts, its segment's keys and
+// the query lengths, and the mask and bias where given. Segments whose keys are not one run are
+// folded into the mask.
+struct Visibility {
+    std::vector<int32_t> first, end;  // [B, Lq], or [B] shared by every row (per_row false)
+    bool per_row = false;
+    std::vector<int32_t> starts;  // [B], the first key of each batch (0 where not given)
+    std::optional<Tensor> mask, bias;  // [B, Hq, Lq, Lk] views
+    std::vector<uint8_t> made_mask;
+    int32_t longest = 0;  // the greatest end
+
+    // Row i of batch b may see keys [first, end).
+    std::pair<int64_t, int64_t> keys(int64_t b, int64_t i, int64_t Lq) const {
+        size_t at = size_t(per_row ? b * Lq + i : b);
+        return {first[at], end[at]};
+    }
+    // Whether key j in row i's range is unmasked for some head.
+    bool visible(int64_t b, int64_t i, int64_t j, int64_t Hq) const {
+        if (!mask) return true;
+        const auto *bytes = static_cast<const uint8_t *>(mask->data);
+        for (int64_t h = 0; h < Hq; h++)
+            if (bytes[b * mask->strides[0] + h * mask->strides[1] + i * mask->strides[2] + j * mask->strides[3]]) return true;
+        return false;
+    }
+};
+
+int32_t segment_id(const Tensor &t, int64_t b, int64_t i) {
+    return static_cast<const int32_t *>(t.data)[b * t.stride(0) + i * t.stride(1)];
+}
+
+// The mask of segments some of whose keys are apart: the caller's mask (if any) and same segment.
+Tensor segment_mask(const AttentionOptions &o, const std::optional<Tensor> &mask, const Shape &s, std::vector<uint8_t> &bytes) {
+    const int64_t H = mask && mask->strides[1] ? s.Hq : 1;
+    bytes.assign(size_t(s.B * H * s.Lq * s.Lk), 0);
+    Tensor made{bytes.data(), DType::boolean, {s.B, H, s.Lq, s.Lk}, {}};
+    for (int64_t b = 0; b < s.B; b++)
+        for (int64_t h = 0; h < H; h++)
+            for (int64_t i = 0; i < s.Lq; i++) {
+                int32_t id = segment_id(*o.q_segments, b, i);
+                for (int64_t j = 0; j < s.Lk; j++) {
+                    bool allowed = !mask || static_cast<const uint8_t *>(mask->data)[b * mask->strides[0] + h * mask->strides[1] +
+                                                                                     i * mask->strides[2] + j * mask->strides[3]];
+                    bytes[size_t(((b * H + h) * s.Lq + i) * s.Lk + j)] = allowed && segment_id(*o.k_segments, b, j) == id;
+                }
+            }
+    made.strides = {H * s.Lq * s.Lk, H > 1 ? s.Lq * s.Lk : 0, s.Lk, 1};
+    made.shape[1] = s.Hq;
+    return made;
+}
+
+Visibility visibility(const Checker &check, const AttentionOptions &o, const Shape &s, const CallOptions &call) {
+    Visibility vis;
+    const int32_t Lk = int32_t(s.Lk);  // (Lq + Lk <= 2^30, checked before)
+    std::vector<int32_t> lengths = per_batch(check, o.key_lengths, "key_lengths", s, Lk, s.Lk, "Lk");
+    vis.starts = per_batch(check, o.key_starts, "key_starts", s, 0, s.Lk, "Lk");
+    std::vector<int32_t> query_lengths = per_batch(check, o.query_lengths, "query_lengths", s, int32_t(s.Lq), s.Lq, "Lq");
+    if (bool(o.q_segments) != bool(o.k_segments))
+        check.fail(std::string("argument '") + (o.q_segments ? "k_segments" : "q_segments") + "' is missing; expected q_segments and k_segments both or neither");
+    if (o.q_segments) {
+        check.tensor(*o.q_segments, "q_segments", DType::int32, {2});
+        check.dim(*o.q_segments, "q_segments", 0, s.B, "B, q's dimension 0");
+        check.dim(*o.q_segments, "q_segments", 1, s.Lq, "Lq, q's dimension 2");
+        check.tensor(*o.k_segments, "k_segments", DType::int32, {2});
+        check.dim(*o.k_segments, "k_segments", 0, s.B, "B, q's dimension 0");
+        check.dim(*o.k_segments, "k_segments", 1, s.Lk, "Lk, k's dimension 2");
+    }
+    if (o.mask) vis.mask = broadcast(check, *o.mask, "mask", DType::boolean, s, call);
+    if (o.bias) {
+        vis.bias = broadcast(check, *o.bias, "bias", DType::float32, s, call);
+        if (o.check_finite) {  // −inf masks a key; NaN and +inf have no meaning as a bias
+            detail::HostImage bias(*o.bias, call, true);
+            const Tensor &values = bias.tensor();
+            detail::for_each_offset<1>(values.shape, {&values}, [&](const std::array<int64_t, 1> &at) {
+                float x = static_cast<const float *>(values.data)[at[0]];
+                if (std::isnan(x) || x == INFINITY)
+                    check.fail("argument 'bias' holds " + std::string(std::isnan(x) ? "NaN" : "+inf") + "; expected finite values or -inf");
+            });
+        }
+    }
+    vis.per_row = o.q_segments || o.query_lengths;
+    const int64_t rows = vis.per_row ? s.Lq : 1;
+    bool apart = false;
+    for (int64_t b = 0; b < s.B; b++) {
+        SegmentRuns runs;
+        if (o.k_segments) runs = segment_runs(*o.k_segments, b, s.Lk);
+        apart |= !runs.contiguous;
+        for (int64_t i = 0; i < rows; i++) {
+            int64_t first = vis.starts[size_t(b)], end = lengths[size_t(b)];
+            if (o.q_segments) {
+                auto run = runs.keys.find(segment_id(*o.q_segments, b, i));
+                if (run == runs.keys.end()) end = 0;
+                else first = std::max(first, run->second.first), end = std::min(end, run->second.second);
+            }
+            if (vis.per_row && i >= query_lengths[size_t(b)]) end = 0;
+            if (first >= end) first = end = 0;
+            vis.first.push_back(int32_t(first));
+            vis.end.push_back(int32_t(end));
+            vis.longest = std::max(vis.longest, int32_t(end));
+        }
+    }
+    if (apart) vis.mask = segment_mask(o, vis.mask, s, vis.made_mask);
+    return vis;
+}
+
 void alibi_args(const Checker &check, const AlibiAttention &alibi, const Shape &s, EncodingArgs &args) {
     std::vector<float> &slopes = args.floats.emplace_back();
     for (double m : check.real_vector(alibi.slopes, "alibi_slopes", s.Hq, "Hq, q's dimension 1")) slopes.push_back(float(m));
@@ -210,15 +372,19 @@ void t5_args(const Checker &check, const T5Attention &t5, const Shape &s, bool c
     args.by_offset("bias_by_offset", std::move(bias), s.Hq);
 }
 
-// RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1, queries the last Lq of them) and the
-// frequencies of the rotated channels.
-void rope_args(const Checker &check, const RopeAttention &rope, const Shape &s, EncodingArgs &args) {
+// RoPE: positions as [B, L] views (defaults: keys 0 … Lk−1 counted from each batch's first valid
+// key, as HF's positions from the cumulative sum of its attention mask; queries the last Lq of
+// them) and the frequencies of the rotated channels.
+void rope_args(const Checker &check, const RopeAttention &rope, const Shape &s, const std::vector<int32_t> &starts,
+               EncodingArgs &args) {
     if (s.Lk > INT32_MAX) check.fail("argument 'k' has Lk = " + std::to_string(s.Lk) + "; expected Lk <= 2^31-1 for default positions");
+    const bool shifted = std::any_of(starts.begin(), starts.end(), [](int32_t start) { return start > 0; });
     std::vector<int32_t> &defaults = args.ints.emplace_back();
-    for (int64_t j = 0; j < s.Lk; j++) defaults.push_back(int32_t(j));
+    for (int64_t b = 0; b < (shifted ? s.B : 1); b++)
+        for (int64_t j = 0; j < s.Lk; j++) defaults.push_back(int32_t(std::max<int64_t>(j - (shifted ? starts[size_t(b)] : 0), 0)));
     auto positions = [&](const std::optional<Tensor> &given, const char *name, int64_t L, int64_t first, const char *L_what) {
         return given ? check.positions(*given, name, s.B, L, L_what, "B, q's dimension 0")
-                     : Tensor{defaults.data() + first, DType::int32, {s.B, L}, {0, 1}};
+                     : Tensor{defaults.data() + first, DType::int32, {s.B, L}, {shifted ? s.Lk : 0, 1}};
     };
     Tensor q_positions = positions(rope.q_positions, "q_positions", s.Lq, std::max<int64_t>(s.Lk - s.Lq, 0), "Lq, q's dimension 2");
     Tensor k_positions = positions(rope.k_positions, "k_positions", s.Lk, 0, "Lk, k's dimension 2");
@@ -257,7 +423,7 @@ void shaw_args(const Checker &check, const ShawAttention &shaw, const Shape &s, 
 
 // Transformer-XL: the distance p_i − j, clamped to clamp_len; same_length is a sliding window.
 void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl, const Shape &s, bool causal,
-                         const std::vector<int32_t> &key_lengths, EncodingArgs &args) {
+                         const Visibility &vis, EncodingArgs &args) {
     int64_t rows = table_rows(check, xl.r, "r", s.Hq, s.D, "D, q's dimension 3");
     // HF keeps r by descending distance (row R − 1 − d for distance d): the same rows read backwards.
     const Tensor r = xl.descending ? detail::flipped(xl.r, xl.r.shape.size() - 2) : xl.r;
@@ -270,12 +436,14 @@ void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl,
     if (xl.clamp_len < 0) check.fail("argument 'clamp_len' is " + std::to_string(xl.clamp_len) + "; expected >= 0 (0: no clamp)");
     if (xl.same_length < 0) check.fail("argument 'same_length' is " + std::to_string(xl.same_length) + "; expected >= 0 (0: off)");
     if (xl.same_length > 0) args.window = xl.same_length;
-    if (!causal)  // the earliest query, at position Lk − Lq, must not see a later key
-        for (size_t b = 0; b < key_lengths.size(); b++)
-            if (s.Lq > 0 && key_lengths[b] - 1 > s.Lk - s.Lq)
-                check.fail("argument 'causal' is false and key " + std::to_string(key_lengths[b] - 1) + " of batch " +
-                           std::to_string(b) + " is visible to query 0 at position " + std::to_string(s.Lk - s.Lq) +
-                           "; expected no visible key at a negative distance (causal = true, or key_lengths)");
+    if (!causal)  // r has no row for a negative distance: no query may see a later key
+        for (int64_t b = 0; b < s.B; b++)
+            for (int64_t i = 0; i < s.Lq; i++)
+                for (int64_t p = i + s.Lk - s.Lq, j = std::max(p + 1, vis.keys(b, i, s.Lq).first); j < vis.keys(b, i, s.Lq).second; j++)
+                    if (vis.visible(b, i, j, s.Hq))
+                        check.fail("argument 'causal' is false and key " + std::to_string(j) + " of batch " + std::to_string(b) +
+                                   " is visible to query " + std::to_string(i) + " at position " + std::to_string(p) +
+                                   "; expected no visible key at a negative distance (causal = true, or masks that hide it)");
     int64_t farthest = std::min(s.Lk - 1, args.window - 1);
     if (xl.clamp_len > 0) farthest = std::min(farthest, xl.clamp_len);
     if (rows <= farthest)
@@ -364,6 +532,9 @@ std::vector<std::pair<const Tensor *, const char *>> variant_inputs(const Attent
     std::vector<std::pair<const Tensor *, const char *>> inputs;
     auto add = [&](const Tensor *t, const char *name) { if (t) inputs.emplace_back(t, name); };
     auto optional = [](const std::optional<Tensor> &t) { return t ? &*t : nullptr; };
+    for (auto [t, name] : {std::pair{&o.key_lengths, "key_lengths"}, {&o.key_starts, "key_starts"}, {&o.mask, "mask"},
+                           {&o.bias, "bias"}, {&o.q_segments, "q_segments"}, {&o.k_segments, "k_segments"}, {&o.query_lengths, "query_lengths"}})
+        add(optional(*t), name);
     if (o.alibi) add(&o.alibi->slopes, "alibi_slopes");
     if (o.t5) add(&o.t5->table, "t5_table");
     if (o.rope) add(optional(o.rope->q_positions), "q_positions"), add(optional(o.rope->k_positions), "k_positions");
@@ -399,21 +570,6 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.disjoint(out, "out", *input, name);
     if (s.D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     if (o.window < 0) check.fail("argument 'window' is " + std::to_string(o.window) + "; expected >= 0 (0: no window)");
-    // Key lengths as the kernel takes them: contiguous, Lk where not given.
-    std::vector<int32_t> lengths(static_cast<size_t>(s.B), static_cast<int32_t>(s.Lk));
-    if (o.key_lengths) {
-        const Tensor &given = *o.key_lengths;
-        check.tensor(given, "key_lengths", DType::int32, {1});
-        check.dim(given, "key_lengths", 0, s.B, "B, q's dimension 0");
-        check.disjoint(out, "out", given, "key_lengths");
-        for (int64_t b = 0; b < s.B; b++) {
-            int32_t n = static_cast<const int32_t *>(given.data)[b * given.stride(0)];
-            if (n < 0 || n > s.Lk)
-                check.fail("argument 'key_lengths' holds " + std::to_string(n) + " at batch " + std::to_string(b) +
-                           "; expected 0 <= key_lengths[b] <= Lk = " + std::to_string(s.Lk));
-            lengths[size_t(b)] = n;
-        }
-    }
     int encodings = int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) + int(bool(o.shaw)) +
                     int(bool(o.transformer_xl)) + int(bool(o.deberta));
     if (encodings > 1)
@@ -423,49 +579,31 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // inside 2^31.
     if (s.Lq + s.Lk > (int64_t(1) << 30))
         check.fail("arguments 'q' and 'k' have Lq + Lk = " + std::to_string(s.Lq + s.Lk) + "; expected Lq + Lk <= 2^30");
-    // Plain attention reads only the keys some batch can see: a cache allocated longer than its
-    // longest key length (a static KV cache) runs as the first max(key_lengths) keys, its query
-    // positions kept by moving the lookahead and window by the keys left out. (The encodings
-    // index their terms by position and key, so they run every key.)
-    const int64_t longest = encodings || s.B == 0 ? s.Lk : *std::max_element(lengths.begin(), lengths.end());
+    const Visibility vis = visibility(check, o, s, call);
+    // Plain attention reads only the keys some row can see: a cache allocated longer than its
+    // longest key length (a static KV cache) runs as the first keys up to the greatest end, its
+    // query positions kept by moving the lookahead and window by the keys left out. (The
+    // encodings index their terms by position and key, so they run every key.) Within a call,
+    // key blocks outside a query tile's key ranges are skipped (generators/attention.h).
+    const int64_t longest = encodings ? s.Lk : vis.longest;
     const int64_t left_out = s.Lk - longest;
-    const Tensor k_visible = detail::slice(k, 2, 0, longest), v_visible = detail::slice(v, 2, 0, longest);
-    // Batches of unequal key lengths each run as a call of their own, so that each reads only its
-    // own keys, where the padding a single call would read is at least an eighth of its keys
-    // (host memory: a device buffer's handle cannot be offset to a batch). They write a scratch
-    // output, copied to out once every batch has succeeded: a batch that fails (NaN in its keys, a
-    // bad schedule) leaves out as it was.
-    int64_t padding = 0;
-    for (int32_t n : lengths) padding += longest - n;
-    const bool host = q.memory == Memory::host && k.memory == Memory::host && v.memory == Memory::host &&
-                      out.memory == Memory::host;
-    if (!encodings && s.B > 1 && host && 8 * padding >= s.B * longest) {
-        std::vector<float> staged(size_t(out.numel()));
-        const Tensor scratch{staged.data(), DType::float32, out.shape, {}};
-        for (int64_t b = 0; b < s.B; b++) {
-            AttentionOptions one = o;
-            int32_t length = lengths[size_t(b)];
-            one.key_lengths = Tensor{&length, DType::int32, {1}, {}};
-            auto batch = [b](const Tensor &t) { return detail::slice(t, 0, b, b + 1); };
-            attention(batch(q), batch(k), batch(v), batch(scratch), one, call);
-        }
-        return detail::copy_strided(scratch, out);
-    }
+    auto visible_keys = [&](const Tensor &t, size_t axis) { return detail::slice(t, axis, 0, longest); };
+    const Tensor k_visible = visible_keys(k, 2), v_visible = visible_keys(v, 2);
     // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's projections).
     if (o.check_finite)
         for (auto [input, name] : {std::pair{&q, "q"}, {&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, o.causal, args);
-    if (o.rope) rope_args(check, *o.rope, s, args);
+    if (o.rope) rope_args(check, *o.rope, s, vis.starts, args);
     if (o.shaw) shaw_args(check, *o.shaw, s, args);
-    if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, lengths, args);
+    if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, vis, args);
     if (o.deberta) deberta_args(check, *o.deberta, s, call, args);
     double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
     check.finite(scale, "scale");
     // Any window >= Lk masks nothing.
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
-    // out shares no byte with a variant's inputs either (each checked by its variant above).
+    // out shares no byte with the masks or a variant's inputs either.
     for (auto [input, name] : variant_inputs(o)) check.disjoint(out, "out", *input, name);
     // Decoding one query with GQA: the q heads of a group see the same keys from the same
     // position, so they run as the rows of one KV head's query tile, [B, Hq, 1, ·] viewed as
@@ -484,7 +622,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
     if (detail::nothing_to_compute(out, function, call)) return;
 
-    if (longest == 0) {  // no key at all: every row is fully masked, so exactly zero (SPEC §0)
+    if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (SPEC §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
         float *data = static_cast<float *>(zeros.tensor().data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
@@ -494,11 +632,27 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
                       {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
     };
-    HalideView q_view(fold ? heads_as_rows(q) : q, false), k_view(k_visible, false), v_view(v_visible, false),
-        out_view(fold ? heads_as_rows(out) : out, true);
-    HalideView len_view(Tensor{lengths.data(), DType::int32, {s.B}, {}}, false);
+    auto as_rows = [&](const Tensor &t) { return fold ? heads_as_rows(t) : t; };
+    // Key ranges [B, rows], shared by the rows (a zero stride) unless they differ per query.
+    auto ranges = [&](const std::vector<int32_t> &values) {
+        return Tensor{const_cast<int32_t *>(values.data()), DType::int32, {s.B, rows},
+                      {vis.per_row ? s.Lq : 1, vis.per_row && !fold ? 1 : 0}};
+    };
+    // A mask or bias not given is read nowhere (the kernel is specialized on `masked`), but its
+    // bounds are checked: a row of Lk ones or zeros stands in for it.
+    const bool masked = vis.mask || vis.bias;
+    std::vector<uint8_t> no_mask(vis.mask ? 0 : size_t(longest), 1);
+    std::vector<float> no_bias(vis.bias ? 0 : size_t(longest), 0.0f);
+    auto mask_or = [&](const std::optional<Tensor> &given, void *stand_in, DType dtype) {
+        return given ? as_rows(visible_keys(*given, 3)) : Tensor{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
+    };
+    HalideView q_view(as_rows(q), false), k_view(k_visible, false), v_view(v_visible, false), out_view(as_rows(out), true);
+    HalideView first_view(ranges(vis.first), false), end_view(ranges(vis.end), false);
+    HalideView mask_view(mask_or(vis.mask, no_mask.data(), DType::boolean), false),
+        bias_view(mask_or(vis.bias, no_bias.data(), DType::float32), false);
     KernelCall kernel(function, call);
-    kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_lengths", len_view)
+    kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_first", first_view).arg("key_end", end_view)
+        .arg("mask", mask_view).arg("bias", bias_view).arg("masked", int32_t(masked))
         .arg("scale", float(scale)).arg("lookahead", int32_t((o.causal && !fold ? 0 : rows) + left_out))
         .arg("window", int32_t(window - left_out))
         .arg("out", out_view);

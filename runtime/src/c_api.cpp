@@ -16,7 +16,7 @@ posattn::Tensor view(const posattn_tensor *t, const char *name) {
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              std::string("posattn: argument '") + name + "' has rank " + std::to_string(t->rank) +
                                  " or no shape; expected 0 <= rank <= 8 with a shape array");
-    if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_INT64)
+    if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_BOOL)
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              std::string("posattn: argument '") + name + "' has unknown dtype code " + std::to_string(t->dtype));
     if (t->memory != POSATTN_HOST && t->memory != POSATTN_DEVICE)
@@ -109,11 +109,14 @@ posattn::RopeLayout rope_layout(int32_t layout) {
     return layout == POSATTN_ROPE_GPTJ ? posattn::RopeLayout::gptj : posattn::RopeLayout::neox;
 }
 
-posattn::AttentionOptions attention_options(const double *scale, int32_t causal, const posattn_tensor *key_lengths) {
-    posattn::AttentionOptions options;
-    if (scale) options.scale = *scale;
-    options.causal = causal != 0;
-    if (key_lengths) options.key_lengths = view(key_lengths, "key_lengths");
+// The options of the attention calls that take scale, causal and key lengths as arguments.
+posattn_attention_options attention_options(const double *scale, int32_t causal, const posattn_tensor *key_lengths) {
+    posattn_attention_options options;
+    posattn_attention_options_init(&options);
+    options.has_scale = scale != nullptr;
+    options.scale = scale ? *scale : 0.0;
+    options.causal = causal;
+    options.key_lengths = key_lengths;
     return options;
 }
 
@@ -121,9 +124,23 @@ posattn::AttentionOptions attention_options(const posattn_attention_options *c) 
     posattn_attention_options defaults;
     posattn_attention_options_init(&defaults);
     if (!c) c = &defaults;
-    posattn::AttentionOptions options = attention_options(c->has_scale ? &c->scale : nullptr, c->causal, c->key_lengths);
+    posattn::AttentionOptions options;
+    if (c->has_scale) options.scale = c->scale;
+    options.causal = c->causal != 0;
     options.window = c->window;
     options.check_finite = !c->unchecked_values;
+    struct Field {
+        std::optional<posattn::Tensor> *field;
+        const posattn_tensor *t;
+        const char *name;
+    };
+    for (auto [field, t, name] : {Field{&options.key_lengths, c->key_lengths, "key_lengths"},
+                                  {&options.key_starts, c->key_starts, "key_starts"},
+                                  {&options.q_segments, c->q_segments, "q_segments"},
+                                  {&options.k_segments, c->k_segments, "k_segments"},
+                                  {&options.query_lengths, c->query_lengths, "query_lengths"},
+                                  {&options.mask, c->mask, "mask"}, {&options.bias, c->bias, "bias"}})
+        if (t) *field = view(t, name);
     return options;
 }
 
@@ -303,30 +320,24 @@ posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_te
 posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                  const posattn_tensor *out, const double *scale, int32_t causal,
                                  const posattn_tensor *key_lengths) {
-    return guarded([&] { posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"),
-                                            attention_options(scale, causal, key_lengths), thread_call); });
+    posattn_attention_options options = attention_options(scale, causal, key_lengths);
+    return posattn_attention_masked(q, k, v, out, &options);
 }
 
 posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                        const posattn_tensor *out, const double *scale, int32_t causal,
                                        const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
                                        int32_t form) {
-    return guarded([&] {
-        posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
-        options.alibi = posattn::AlibiAttention{view(alibi_slopes, "alibi_slopes"), alibi_form(form)};
-        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options, thread_call);
-    });
+    posattn_attention_options options = attention_options(scale, causal, key_lengths);
+    return posattn_attention_alibi_masked(q, k, v, out, &options, alibi_slopes, form);
 }
 
 posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                     const posattn_tensor *out, const double *scale, int32_t causal,
                                     const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
                                     int32_t bidirectional, int64_t max_distance) {
-    return guarded([&] {
-        posattn::AttentionOptions options = attention_options(scale, causal, key_lengths);
-        options.t5 = posattn::T5Attention{view(t5_table, "t5_table"), bidirectional != 0, max_distance};
-        posattn::attention(view(q, "q"), view(k, "k"), view(v, "v"), view(out, "out"), options, thread_call);
-    });
+    posattn_attention_options options = attention_options(scale, causal, key_lengths);
+    return posattn_attention_t5_masked(q, k, v, out, &options, t5_table, bidirectional, max_distance);
 }
 
 posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
@@ -338,12 +349,28 @@ posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num
 }
 
 void posattn_attention_options_init(posattn_attention_options *options) {
-    if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0, 0};
+    if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 }
 
 posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                         const posattn_tensor *out, const posattn_attention_options *options) {
     return attention_with(q, k, v, out, options, [](posattn::AttentionOptions &) {});
+}
+
+posattn_status posattn_attention_alibi_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                              const posattn_tensor *out, const posattn_attention_options *options,
+                                              const posattn_tensor *alibi_slopes, int32_t form) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        o.alibi = posattn::AlibiAttention{view(alibi_slopes, "alibi_slopes"), alibi_form(form)};
+    });
+}
+
+posattn_status posattn_attention_t5_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                           const posattn_tensor *out, const posattn_attention_options *options,
+                                           const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        o.t5 = posattn::T5Attention{view(t5_table, "t5_table"), bidirectional != 0, max_distance};
+    });
 }
 
 posattn_status posattn_attention_rope(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,

@@ -16,11 +16,14 @@ const char *dtype_name(DType dtype) {
     case DType::float64: return "float64";
     case DType::int32: return "int32";
     case DType::int64: return "int64";
+    case DType::boolean: return "bool";
     }
     return "unknown";
 }
 
-size_t dtype_size(DType dtype) { return dtype == DType::float64 || dtype == DType::int64 ? 8 : 4; }
+size_t dtype_size(DType dtype) {
+    return dtype == DType::float64 || dtype == DType::int64 ? 8 : dtype == DType::boolean ? 1 : 4;
+}
 
 int64_t Tensor::numel() const {
     int64_t n = 1;
@@ -396,7 +399,8 @@ HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs
         dims_.insert(dims_.begin() + 1, halide_dimension_t(0, 2, interleaved ? 1 : count));
     }
     static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
-                                          halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64)};
+                                          halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
+                                          halide_type_t(halide_type_uint, 8)};
     buffer_.host = static_cast<uint8_t *>(view.data);
     buffer_.type = types[int(view.dtype)];
     buffer_.dimensions = int32_t(dims_.size());

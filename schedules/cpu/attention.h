@@ -140,6 +140,8 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
 
     for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.value_width, TailStrategy::RoundUp);
 
+    st.batch_keys.compute_root();
+    st.tile_keys.compute_at(out, task);
     st.state.compute_at(out, task).vectorize(d, p.value_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of
     // (value_vectors vectors of value channels × value_rows query rows); p·v of the block is

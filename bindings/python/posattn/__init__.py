@@ -287,9 +287,10 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
                  num_buckets=num_buckets, max_distance=max_distance)
 
 
-def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, alibi_slopes=None,
-              alibi_form="relative", t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None,
-              transformer_xl=None, deberta=None, check_finite=True, out=None, schedule="hand", device="cpu"):
+def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, mask=None, bias=None, key_starts=None,
+              q_segments=None, k_segments=None, query_lengths=None, alibi_slopes=None, alibi_form="relative",
+              t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None, transformer_xl=None,
+              deberta=None, check_finite=True, out=None, schedule="hand", device="cpu"):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
@@ -300,6 +301,12 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     "k_positions", "seq_len"} (all optional, as in posattn.rope) rotates q and k inside the kernel;
     positions default to keys 0 … Lk−1 and queries at the last Lq of them. window > 0 masks keys
     at p_i − j >= window (sliding window; p_i = i + Lk − Lq is query i's position).
+    mask (bool) and bias (float32) broadcast to [B, Hq, Lq, Lk] (rank 2 to 4): torch SDPA's boolean
+    attn_mask (True = may attend) and its float one (added to the scaled logits; -inf masks).
+    key_starts [B] masks keys j < key_starts[b] (left padding; RoPE's default positions then count
+    from each batch's first valid key). q_segments [B, Lq] and k_segments [B, Lk] (packed
+    sequences): a query sees only the keys of its own segment. query_lengths [B]: query rows
+    i >= query_lengths[b] are 0.
     check_finite=False skips the scan of q, k and v for NaN/Inf (a decoding step's second read of
     its KV cache); a non-finite value then gives undefined output values, never a crash.
     On device="cuda" or "opencl", q, k, v and out may be posattn.DeviceArray buffers the caller
@@ -321,12 +328,14 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     if rope is not None:
         rope = {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
                 for key, value in rope.items()}
-    if key_lengths is not None:
-        key_lengths = _int32(key_lengths, api, "key_lengths", ("out", out))
+    integers = {name: None if a is None else _int32(a, api, name, ("out", out)) for name, a in
+                dict(key_lengths=key_lengths, key_starts=key_starts, q_segments=q_segments, k_segments=k_segments,
+                     query_lengths=query_lengths).items()}
     optional = {name: None if a is None else _array(a, api, name) for name, a in
-                dict(alibi_slopes=alibi_slopes, t5_table=t5_table).items()}
+                dict(mask=mask, alibi_slopes=alibi_slopes, t5_table=t5_table).items()}
     return _call(api, _posattn.attention, q=_operand(q, api, "q"), k=_operand(k, api, "k"), v=_operand(v, api, "v"),
-                 scale=scale, causal=causal, key_lengths=key_lengths, **optional, alibi_form=alibi_form,
+                 scale=scale, causal=causal, **integers, **optional, bias=None if bias is None else _operand(bias, api, "bias"),
+                 alibi_form=alibi_form,
                  t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope, window=window,
                  shaw=_arrays(shaw, "shaw"), transformer_xl=_arrays(transformer_xl, "transformer_xl"),
                  deberta=_arrays(deberta, "deberta"), check_finite=check_finite, out=out, schedule=schedule, device=device)

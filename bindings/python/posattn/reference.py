@@ -48,13 +48,16 @@ def learned(table, positions, offset=0):
 
 
 def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, window=0,
-              relative_scores=None, relative_values=None):
+              relative_scores=None, relative_values=None, mask=None, key_starts=None, q_segments=None,
+              k_segments=None, query_lengths=None):
     """softmax(scale·(q·kᵀ + relative_scores) + bias + mask)·(v + relative_values) with SPEC §0
     conventions: causal bottom-right, GQA by repeating k/v heads, a row with no visible key is
     exactly 0; bias broadcasts to [B, Hq, Lq, Lk] and is not scaled (ALiBi, T5); relative_scores
     (same shape) is scaled (Shaw, Transformer-XL, DeBERTa); relative_values broadcasts to
     [B, Hq, Lq, Lk, Dv], the value of key j as query i sees it (Shaw). window > 0 masks keys at
-    p_i − j >= window."""
+    p_i − j >= window. mask (bool, True = may attend) broadcasts like bias; key_starts [B] masks
+    keys j < key_starts[b]; a query sees only keys of its segment (q_segments [B, Lq], k_segments
+    [B, Lk]); query rows i >= query_lengths[b] are 0."""
     q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     B, Hq, Lq, D = q.shape
     Hkv, Lk = k.shape[1], k.shape[2]
@@ -78,6 +81,15 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, wi
         past = j[None, None] >= np.asarray(key_lengths)[:, None, None, None]  # [B, 1, 1, Lk]
         visible &= ~past
         v = np.where(past[..., 0, :, None], 0.0, v)  # a key past its batch's length is never read (NaN there too)
+    if key_starts is not None:
+        visible &= j[None, None] >= np.asarray(key_starts)[:, None, None, None]
+    if q_segments is not None:
+        visible &= (np.asarray(q_segments)[:, :, None] == np.asarray(k_segments)[:, None, :])[:, None]
+    if query_lengths is not None:
+        visible &= np.arange(Lq)[None, None, :, None] < np.asarray(query_lengths)[:, None, None, None]
+    if mask is not None:
+        visible = visible & np.asarray(mask, dtype=bool)
+    visible = visible & (logits > -np.inf)  # a bias of -inf masks its key
     logits = np.where(visible, logits, -np.inf)
     row_max = logits.max(axis=-1, keepdims=True)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)

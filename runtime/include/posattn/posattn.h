@@ -22,7 +22,8 @@ typedef enum posattn_dtype {
     POSATTN_FLOAT32 = 0,
     POSATTN_FLOAT64 = 1,
     POSATTN_INT32 = 2,
-    POSATTN_INT64 = 3
+    POSATTN_INT64 = 3,
+    POSATTN_BOOL = 4 /* one byte, 0 or 1 */
 } posattn_dtype;
 
 typedef enum posattn_layout { POSATTN_LAYOUT_INTERLEAVED = 0, POSATTN_LAYOUT_HALF = 1 } posattn_layout;
@@ -174,12 +175,27 @@ typedef struct posattn_attention_options {
     const posattn_tensor *key_lengths;  /* int32 [B], or NULL */
     int64_t window;                     /* > 0: sliding window, p_i - j < window */
     int32_t unchecked_values;           /* nonzero: q, k, v not scanned for NaN/Inf (C++ check_finite = false) */
+    const posattn_tensor *key_starts;   /* int32 [B], or NULL: keys j < key_starts[b] are masked (left padding) */
+    const posattn_tensor *q_segments;   /* int32 [B, Lq] and k_segments [B, Lk], both or neither: a query */
+    const posattn_tensor *k_segments;   /* sees only the keys of its own segment (packed sequences) */
+    const posattn_tensor *query_lengths; /* int32 [B], or NULL: query rows i >= query_lengths[b] are 0 */
+    /* Broadcast to [B, Hq, Lq, Lk] (rank 2 to 4, each dimension 1 or the full extent), or NULL: */
+    const posattn_tensor *mask; /* POSATTN_BOOL, nonzero = may attend */
+    const posattn_tensor *bias; /* float32, added to the scaled logits; -inf masks, NaN and +inf are refused */
 } posattn_attention_options;
 void posattn_attention_options_init(posattn_attention_options *options);
 
 /* Plain attention with every mask; options NULL means the defaults. */
 posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                         const posattn_tensor *out, const posattn_attention_options *options);
+/* posattn_attention_alibi and posattn_attention_t5 with every mask (their scale, causal and
+ * key_lengths from options). */
+posattn_status posattn_attention_alibi_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                              const posattn_tensor *out, const posattn_attention_options *options,
+                                              const posattn_tensor *alibi_slopes, int32_t form);
+posattn_status posattn_attention_t5_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                           const posattn_tensor *out, const posattn_attention_options *options,
+                                           const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance);
 
 /* RoPE attention (SPEC §6): q and k rotated inside the kernel. q_positions int32 [Lq] or [B, Lq]
  * and k_positions [Lk] or [B, Lk], or NULL for the defaults (keys 0 ... Lk-1, queries at the

@@ -15,7 +15,7 @@
 
 namespace posattn {
 
-enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3 };
+enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3, boolean = 4 /* one byte, 0 or 1 */ };
 const char *dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
 std::string shape_string(const std::vector<int64_t> &shape);  // "[2, 3]"
@@ -258,7 +258,15 @@ struct AttentionOptions {
                                          // 1/sqrt(D·(1 + terms)) with deberta
     bool causal = false;                 // bottom-right aligned (SPEC §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
+    std::optional<Tensor> key_starts;    // int32 [B]: keys j < key_starts[b] are masked (left padding)
     int64_t window = 0;                  // > 0: sliding window, p_i − j < window
+    // Packed sequences: int32 [B, Lq] and [B, Lk] (both or neither); a query sees only the keys of
+    // its own segment (any ids; a segment's keys need not be contiguous).
+    std::optional<Tensor> q_segments, k_segments;
+    std::optional<Tensor> query_lengths;  // int32 [B]: query rows i >= query_lengths[b] are 0
+    // Broadcast to [B, Hq, Lq, Lk] (rank 2 to 4, numpy's rules: each dimension 1 or the full extent):
+    std::optional<Tensor> mask;  // bool: true = may attend (torch SDPA's boolean attn_mask)
+    std::optional<Tensor> bias;  // float32, added to the scaled logits; −inf masks, NaN and +inf are refused
     // false: q, k and v are not scanned for NaN/Inf, which a decoding step pays with a second read
     // of its whole KV cache (a third of the call). The caller vouches for them: a non-finite value
     // then gives undefined output values (NaN, Inf), never a crash or an out-of-bounds access.
