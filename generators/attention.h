@@ -44,8 +44,11 @@ namespace posattn {
 // (key lengths, left padding, a packed document's keys, none for a padded query), and where
 // `masked` is nonzero only those with mask(key, row, h, b) != 0, whose logits get bias(key, row,
 // h, b) added. Kernels are specialized on `masked`, so that calls without a mask read neither.
+// from(row, b) is the least first key of the rows from `row` on, until(row, b) the greatest end
+// of the rows up to `row`: a tile of rows r0 … r1 sees keys in [from(r0), until(r1)) only, which
+// bounds the key blocks it visits (input loads, which Halide can solve the block loop for).
 struct KeyMasks {
-    Halide::Func first, end, mask, bias;
+    Halide::Func first, end, from, until, mask, bias;
     Halide::Expr masked;
 };
 
@@ -131,8 +134,10 @@ struct AttentionStages {
     std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
     Halide::Func q_transformed, k_transformed;  // defined when the declaration transforms q, k
-    Halide::Func tile_keys;  // (t, b): the tile's rows' least first key and greatest end, a Tuple
-    Halide::Func batch_keys;  // (b): the same over every row of the batch
+    // What a mask and bias add to a logit, key_terms(i, jj, r, tile_row, h, b): the bias, or −inf
+    // where masked; read only where `masked` (the kernels' specialization).
+    Halide::Func key_terms;
+    Halide::Expr masked;
     std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
     Halide::Var d, i, jj, k, g, r, t, tile_row, h, b;
     Halide::RDom blocks, block_keys, channels;
@@ -302,10 +307,16 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Expr logit = score * scale;
     ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
-    Expr at_row = clamp(row, 0, Lq - 1), at_key = key_row(j), masked = keys.masked != 0;
-    logit += select(masked, keys.bias(at_key, at_row, h, b), 0.0f);
+    Expr at_row = clamp(row, 0, Lq - 1), at_key = key_row(j);
+    st.masked = keys.masked != 0;
+    st.key_terms = Func("key_terms");
+    // (Only the last key block reads past Lk: likely() lets Halide run the others' rows as dense vectors.)
+    Expr mask_key = min(likely(j), Lk - 1);
+    st.key_terms(i, jj, r, tile_row, h, b) =
+        select(keys.mask(mask_key, at_row, h, b) != 0, keys.bias(mask_key, at_row, h, b), -std::numeric_limits<float>::infinity());
+    logit += select(st.masked, st.key_terms(i, jj, r, tile_row, h, b), 0.0f);
     Expr visible = j >= keys.first(at_row, b) && j < keys.end(at_row, b) && j - site.query_position <= lookahead &&
-                   site.query_position - j < window && (!masked || keys.mask(at_key, at_row, h, b) != 0);
+                   site.query_position - j < window;
     st.logit(i, jj, r, tile_row, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
@@ -319,12 +330,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // adds its probabilities' sum times its one row. Per logit, p_ij weighs v_j + its table row.
     // Keys outside every row's range of the batch (past a static KV cache's length, or left
     // padding) may hold anything, NaN too, so a block's masked keys read its nearest key in range.
-    RDom batch_rows(0, Lq, "batch_row");
-    st.batch_keys = Func("batch_keys");
-    st.batch_keys(b) = Tuple(std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min());
-    st.batch_keys(b) = Tuple(min(st.batch_keys(b)[0], keys.first(batch_rows, b)), max(st.batch_keys(b)[1], keys.end(batch_rows, b)));
     Expr values_init = 0.0f, block_key = r * Kb + kb;
-    Expr value = v(min(d, Dv - 1), key_row(clamp(block_key, st.batch_keys(b)[0], st.batch_keys(b)[1] - 1)), h / group, b);
+    Expr value = v(min(d, Dv - 1), key_row(clamp(block_key, keys.from(0, b), keys.until(Lq - 1, b) - 1)), h / group, b);
     std::vector<RelativeValue> per_tile_values;
     for (const RelativeValue &term : decl.relative_values) {
         if (tiles.relative_per_logit)
@@ -368,11 +375,6 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // row's window or outside every row's [first, end) has no visible key for any of its rows, so
     // the merge skips it: a sliding window costs O(Lq · window), not O(Lq · Lk), and packed
     // documents only their own blocks.
-    RDom tile_rows(0, Tq, "tile_row");
-    Expr any_row = clamp(t * Tq + tile_rows, 0, Lq - 1);
-    st.tile_keys = Func("tile_keys");
-    st.tile_keys(t, b) = Tuple(std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min());
-    st.tile_keys(t, b) = Tuple(min(st.tile_keys(t, b)[0], keys.first(any_row, b)), max(st.tile_keys(t, b)[1], keys.end(any_row, b)));
     Expr rb = st.blocks, tile_last_position = t * Tq + Tq - 1 + (Lk - Lq), tile_first_position = t * Tq + (Lk - Lq);
     // Only relative terms need the tile in the block stages (they test key groups over its rows);
     // the other variants give them the absolute row and tile row 0. (A tile argument, narrowed by
@@ -381,7 +383,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     const bool relative = !per_tile_scores.empty() || !per_tile_values.empty();
     Expr block_row = relative ? Expr(i) : t * Tq + i, block_tile = relative ? t * Tq : Expr(0);
     st.blocks.where(rb * Kb - tile_last_position <= lookahead && rb * Kb + Kb > tile_first_position - window &&
-                    rb * Kb < st.tile_keys(t, b)[1] && rb * Kb + Kb > st.tile_keys(t, b)[0]);
+                    rb * Kb < keys.until(min(t * Tq + Tq - 1, Lq - 1), b) && rb * Kb + Kb > keys.from(t * Tq, b));
     st.state(d, i, t, h, b) = Tuple(0.0f, 0.0f, lowest);
     Expr m_old = st.state(d, i, t, h, b)[2];
     Expr m_blk = st.block_max(block_row, rb, block_tile, h, b);

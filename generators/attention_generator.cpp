@@ -25,6 +25,7 @@ public:
     // [B, Lq]: query row i of batch b sees keys [key_first, key_end) at most (generators/attention.h
     // KeyMasks); the runtime makes them from key lengths and starts, segments and query lengths.
     Input<Buffer<int32_t, 2>> key_first{"key_first"}, key_end{"key_end"};
+    Input<Buffer<int32_t, 2>> keys_from{"keys_from"}, keys_until{"keys_until"};  // [B, Lq]: KeyMasks' from, until
     // [B, Hq, Lq, Lk], any strides (0 where broadcast): read only where masked != 0.
     Input<Buffer<uint8_t, 4>> mask{"mask"};
     Input<Buffer<float, 4>> bias{"bias"};
@@ -161,7 +162,7 @@ public:
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
         stages = define_attention(declaration(), attention_tiles(get_target(), schedule_params, shape_class), q, k, v, D, Dv, Lq, Lk, group,
-                                  KeyMasks{key_first, key_end, mask, bias, masked}, scale, lookahead, window);
+                                  KeyMasks{key_first, key_end, keys_from, keys_until, mask, bias, masked}, scale, lookahead, window);
         out(stages.d, stages.i, stages.h, stages.b) = stages.out(stages.d, stages.i, stages.h, stages.b);
 
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
@@ -175,7 +176,7 @@ public:
         q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
         k.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
         v.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
-        for (auto *range : {&key_first, &key_end}) range->set_estimates({{0, rows}, {0, 1}});
+        for (auto *range : {&key_first, &key_end, &keys_from, &keys_until}) range->set_estimates({{0, rows}, {0, 1}});
         mask.set_estimates({{0, keys}, {0, rows}, {0, 8}, {0, 1}});
         bias.set_estimates({{0, keys}, {0, rows}, {0, 8}, {0, 1}});
         masked.set_estimate(0);

@@ -233,11 +233,15 @@ SegmentRuns segment_runs(const Tensor &k_segments, int64_t b, int64_t Lk) {
 // folded into the mask.
 struct Visibility {
     std::vector<int32_t> first, end;  // [B, Lq], or [B] shared by every row (per_row false)
+    // Laid out alike: the least first key of the rows from each on, the greatest end of the rows up
+    // to it (KeyMasks::from, until: the bounds of the key blocks a tile visits).
+    std::vector<int32_t> from, until;
     bool per_row = false;
     std::vector<int32_t> starts;  // [B], the first key of each batch (0 where not given)
     std::optional<Tensor> mask, bias;  // [B, Hq, Lq, Lk] views
     std::vector<uint8_t> made_mask;
     int32_t longest = 0;  // the greatest end
+    int64_t widest = 0;   // the most keys of one row's range
 
     // Row i of batch b may see keys [first, end).
     std::pair<int64_t, int64_t> keys(int64_t b, int64_t i, int64_t Lq) const {
@@ -322,12 +326,21 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
                 else first = std::max(first, run->second.first), end = std::min(end, run->second.second);
             }
             if (vis.per_row && i >= query_lengths[size_t(b)]) end = 0;
-            if (first >= end) first = end = 0;
+            if (first >= end) first = Lk, end = 0;  // no key: out of every other row's way in from and until
             vis.first.push_back(int32_t(first));
             vis.end.push_back(int32_t(end));
             vis.longest = std::max(vis.longest, int32_t(end));
+            vis.widest = std::max(vis.widest, end - first);
         }
     }
+    vis.from = vis.first, vis.until = vis.end;
+    for (int64_t b = 0; b < s.B; b++)
+        for (int64_t i = 1; i < rows; i++) {
+            size_t at = size_t(b * rows + i);
+            vis.until[at] = std::max(vis.until[at], vis.until[at - 1]);
+            size_t back = size_t(b * rows + rows - 1 - i);
+            vis.from[back] = std::min(vis.from[back], vis.from[back + 1]);
+        }
     if (apart) vis.mask = segment_mask(o, vis.mask, s, vis.made_mask);
     return vis;
 }
@@ -614,11 +627,12 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
     const int64_t rows = fold ? group : s.Lq;
     // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
-    // of that many rows on CPUs), one with a window narrower than the keys its window class
-    // (narrower key blocks: the blocks before each tile's window are skipped), where the build
-    // has it for this device and schedule; otherwise the kernel itself, with its own tiles.
+    // of that many rows on CPUs), one with a window or packed segments narrower than the keys its
+    // window class (narrower key blocks: the blocks outside each tile's keys are skipped), where
+    // the build has it for this device and schedule; otherwise the kernel itself, with its own tiles.
     std::string function = args.function;
-    const char *shape_class = rows <= kDecodeRows ? "_decode" : window < s.Lk ? "_window" : nullptr;
+    const bool narrow = window < s.Lk || (o.q_segments && vis.widest < s.Lk);
+    const char *shape_class = rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
     if (detail::nothing_to_compute(out, function, call)) return;
 
@@ -647,11 +661,13 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         return given ? as_rows(visible_keys(*given, 3)) : Tensor{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
     };
     HalideView q_view(as_rows(q), false), k_view(k_visible, false), v_view(v_visible, false), out_view(as_rows(out), true);
-    HalideView first_view(ranges(vis.first), false), end_view(ranges(vis.end), false);
+    HalideView first_view(ranges(vis.first), false), end_view(ranges(vis.end), false), from_view(ranges(vis.from), false),
+        until_view(ranges(vis.until), false);
     HalideView mask_view(mask_or(vis.mask, no_mask.data(), DType::boolean), false),
         bias_view(mask_or(vis.bias, no_bias.data(), DType::float32), false);
     KernelCall kernel(function, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_first", first_view).arg("key_end", end_view)
+        .arg("keys_from", from_view).arg("keys_until", until_view)
         .arg("mask", mask_view).arg("bias", bias_view).arg("masked", int32_t(masked))
         .arg("scale", float(scale)).arg("lookahead", int32_t((o.causal && !fold ? 0 : rows) + left_out))
         .arg("window", int32_t(window - left_out))

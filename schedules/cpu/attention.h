@@ -140,8 +140,6 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
 
     for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.value_width, TailStrategy::RoundUp);
 
-    st.batch_keys.compute_root();
-    st.tile_keys.compute_at(out, task);
     st.state.compute_at(out, task).vectorize(d, p.value_width, TailStrategy::RoundUp);
     // The merge of each key block into the running state, by register tiles of
     // (value_vectors vectors of value channels × value_rows query rows); p·v of the block is
@@ -221,6 +219,18 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .vectorize(ii)
         .unroll(io)
         .unroll(ji);
+    // A mask and bias are read along the keys, a row at a time, into a register tile of the
+    // logits' shape (keys innermost), which the logits read as strided loads that Halide turns
+    // into dense ones and shuffles: read as the logits run, along the rows, each was a gather.
+    // Only the masked specialization has the loop they are computed in.
+    Var masked_tile("masked_tile");
+    st.logit.specialize(st.masked).split(jo, jo, masked_tile, 1);
+    st.key_terms.compute_at(st.logit, masked_tile)
+        .bound_extent(i, p.query_tile)
+        .bound_extent(jj, p.score_keys)
+        .reorder_storage(jj, i)
+        .vectorize(jj)
+        .unroll(i);
     st.score.compute_at(st.logit, jo)
         .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
         .reorder(ii, io, jj)

@@ -79,12 +79,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // channels by 8 (unrolled_sum.h), which cuts the loop iterations a thread runs to ~5·D + 64
     // per key block.
     for (Func f : {st.q_rows, st.state}) f.compute_at(out, t).store_in(MemoryType::Heap).gpu_threads(i);
-    st.batch_keys.compute_root();  // on the host, B ranges
-    st.tile_keys.compute_at(out, t);  // the block's key range, by one thread
     st.state.reorder_storage(i, d);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
     st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
-    st.score.compute_at(st.logit, jj);
+    st.score.compute_at(st.logit, jj);  // (key_terms: inlined, a thread reads its row's)
     for (int u = 0; u < st.score.num_update_definitions(); u++)  // q·k, then any relative terms
         unroll_sum(st.score.update(u), st.channels.x, vulkan);
     st.block_max.compute_at(st.state, rb).gpu_threads(i);
