@@ -444,8 +444,47 @@ def attention_benches(rng):
         lambda r: eager(*sets[r % 3], band),
         lambda s: float(np.abs(posattn.attention(*small, causal=True, window=W, **s)
                                - reference.attention(*small, causal=True, window=W)).max())))
+    benches += mask_benches(rng, sets, small, out, eager)
     benches += [gqa_decode_bench(rng), gqa_decode_bench(rng, check_finite=False)]
     return benches
+
+
+def mask_benches(rng, sets, small, out, eager):
+    """Masked plain attention at the benchmark's shape (bench/masks.py times each against the same
+    call unmasked): a dense boolean mask as SDPA takes it, a dense float bias per head, and 8
+    packed causal documents of 256 tokens, whose FLOPs count only their own keys."""
+    (B, H, L, D), S = sets[0][0].shape, small[0].shape[2]
+    mask = rng.random((1, 1, L, L)) < 0.9
+    bias = rng.standard_normal((1, H, L, L), dtype=np.float32)
+    documents = np.repeat(np.arange(8, dtype=np.int32), L // 8)[None]
+    small_documents = np.repeat(np.arange(8, dtype=np.int32), S // 8)[None]
+    same_document = (documents[0][:, None] == documents[0][None, :]) & np.tri(L, dtype=bool)
+
+    def eager_bias(q, k, v):  # SDPA's float attn_mask, materialized with the scores
+        s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D)) + bias
+        s = np.exp(s - s.max(axis=-1, keepdims=True))
+        return (s / s.sum(axis=-1, keepdims=True)) @ v
+
+    def error(**masks):
+        small_masks = {name: (m[..., :S, :S] if name in ("mask", "bias") else m) for name, m in masks.items()}
+        return lambda s: float(np.abs(posattn.attention(*small, **small_masks, **s)
+                                      - reference.attention(*small, **small_masks)).max())
+    flops = 4.0 * B * H * L * L * D
+    return [
+        Bench("posattn_attn_plain_f32[bool_mask]", flops * mask.mean(), "GFLOP/s",
+              lambda r, s: posattn.attention(*sets[r % 3], mask=mask, out=out, **s),
+              lambda r: eager(*sets[r % 3], mask[0, 0]), error(mask=mask)),
+        Bench("posattn_attn_plain_f32[float_bias]", flops, "GFLOP/s",
+              lambda r, s: posattn.attention(*sets[r % 3], bias=bias, out=out, **s),
+              lambda r: eager_bias(*sets[r % 3]), error(bias=bias)),
+        Bench("posattn_attn_plain_f32_window[packed8x256,causal]", 4.0 * B * H * D * int(same_document.sum()), "GFLOP/s",
+              lambda r, s: posattn.attention(*sets[r % 3], causal=True, q_segments=documents, k_segments=documents, out=out, **s),
+              lambda r: eager(*sets[r % 3], same_document),
+              lambda s: float(np.abs(posattn.attention(*small, causal=True, q_segments=small_documents,
+                                                       k_segments=small_documents, **s)
+                                     - reference.attention(*small, causal=True, q_segments=small_documents,
+                                                           k_segments=small_documents)).max())),
+    ]
 
 
 def gqa_decode_bench(rng, check_finite=True):

@@ -118,6 +118,15 @@ struct PerLogitStages {
 struct AttentionTiles {
     int query_tile, key_block, key_group, row_group;
     bool relative_per_logit = false;
+    // A block's masked keys read the value of the batch's nearest key in range (keys past a static
+    // KV cache's length may hold NaN). Off on GPUs, whose kernels read the bound wrong (Halide 21,
+    // OpenCL and Vulkan: every output off by up to 0.9, 2026-12-06): they read every key below the
+    // greatest key length.
+    bool values_in_range = true;
+    // A mask and bias are read per register tile of logits, as key_terms, on CPUs; on GPUs each
+    // thread reads its own row's per logit (there key_terms, inlined, and the likely() bound of its
+    // reads each made Halide 21 pass a bool to the Vulkan kernels, which its SPIR-V cannot).
+    bool masks_per_tile = true;
 };
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
@@ -135,7 +144,8 @@ struct AttentionStages {
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
     Halide::Func q_transformed, k_transformed;  // defined when the declaration transforms q, k
     // What a mask and bias add to a logit, key_terms(i, jj, r, tile_row, h, b): the bias, or −inf
-    // where masked; read only where `masked` (the kernels' specialization).
+    // where masked; read only where `masked` (the kernels' specialization). Defined with
+    // AttentionTiles::masks_per_tile.
     Halide::Func key_terms;
     Halide::Expr masked;
     std::vector<Halide::Func> value_tables;  // per relative value term, padded channels
@@ -307,16 +317,21 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Expr logit = score * scale;
     ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
-    Expr at_row = clamp(row, 0, Lq - 1), at_key = key_row(j);
+    Expr at_row = clamp(row, 0, Lq - 1);
     st.masked = keys.masked != 0;
-    st.key_terms = Func("key_terms");
-    // (Only the last key block reads past Lk: likely() lets Halide run the others' rows as dense vectors.)
-    Expr mask_key = min(likely(j), Lk - 1);
-    st.key_terms(i, jj, r, tile_row, h, b) =
-        select(keys.mask(mask_key, at_row, h, b) != 0, keys.bias(mask_key, at_row, h, b), -std::numeric_limits<float>::infinity());
-    logit += select(st.masked, st.key_terms(i, jj, r, tile_row, h, b), 0.0f);
     Expr visible = j >= keys.first(at_row, b) && j < keys.end(at_row, b) && j - site.query_position <= lookahead &&
                    site.query_position - j < window;
+    if (tiles.masks_per_tile) {
+        // (Only the last key block reads past Lk: likely() lets Halide run the others' rows as dense vectors.)
+        Expr at_key = min(likely(j), Lk - 1);
+        st.key_terms = Func("key_terms");
+        st.key_terms(i, jj, r, tile_row, h, b) =
+            select(keys.mask(at_key, at_row, h, b) != 0, keys.bias(at_key, at_row, h, b), -std::numeric_limits<float>::infinity());
+        logit += select(st.masked, st.key_terms(i, jj, r, tile_row, h, b), 0.0f);
+    } else {
+        logit += select(st.masked, keys.bias(key_row(j), at_row, h, b), 0.0f);
+        visible = visible && (!st.masked || keys.mask(key_row(j), at_row, h, b) != 0);
+    }
     st.logit(i, jj, r, tile_row, h, b) = select(visible, logit, -std::numeric_limits<float>::infinity());
 
     // Per-block softmax statistics. The max is floored at the lowest finite float so that a
@@ -330,8 +345,9 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // adds its probabilities' sum times its one row. Per logit, p_ij weighs v_j + its table row.
     // Keys outside every row's range of the batch (past a static KV cache's length, or left
     // padding) may hold anything, NaN too, so a block's masked keys read its nearest key in range.
-    Expr values_init = 0.0f, block_key = r * Kb + kb;
-    Expr value = v(min(d, Dv - 1), key_row(clamp(block_key, keys.from(0, b), keys.until(Lq - 1, b) - 1)), h / group, b);
+    Expr values_init = 0.0f, block_key = r * Kb + kb, value_key = block_key;
+    if (tiles.values_in_range) value_key = clamp(block_key, keys.from(0, b), keys.until(Lq - 1, b) - 1);
+    Expr value = v(min(d, Dv - 1), key_row(value_key), h / group, b);
     std::vector<RelativeValue> per_tile_values;
     for (const RelativeValue &term : decl.relative_values) {
         if (tiles.relative_per_logit)

@@ -33,7 +33,8 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
         auto p = parse_schedule_params(params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));
-        return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true};
+        return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true, /*values_in_range=*/false,
+                /*masks_per_tile=*/false};
     }
     auto p = parse_schedule_params(params, cpu_attention_defaults(family, shape_class));
     return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};

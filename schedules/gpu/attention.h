@@ -82,7 +82,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     st.state.reorder_storage(i, d);
     st.state.update().reorder(d, i, rb).gpu_threads(i);
     st.logit.compute_at(st.state, rb).reorder(jj, i).gpu_threads(i).unroll(jj);
-    st.score.compute_at(st.logit, jj);  // (key_terms: inlined, a thread reads its row's)
+    st.score.compute_at(st.logit, jj);
     for (int u = 0; u < st.score.num_update_definitions(); u++)  // q·k, then any relative terms
         unroll_sum(st.score.update(u), st.channels.x, vulkan);
     st.block_max.compute_at(st.state, rb).gpu_threads(i);

@@ -93,6 +93,11 @@ def _array(a, api, name):
     return np.asarray(a)
 
 
+def _shape(a):
+    """An operand's shape (a DeviceArray's too)."""
+    return tuple(a.shape) if hasattr(a, "shape") else np.shape(a)
+
+
 def _operand(a, api, name):
     """An operand that may be device memory: a DeviceArray as it is, anything else as an array."""
     return a if isinstance(a, DeviceArray) else _array(a, api, name)
@@ -226,15 +231,46 @@ def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
                  seq_len=_or_zero(seq_len))
 
 
+def hf_rope_parameters(rope_parameters, head_dim, max_position_embeddings=None, api="rope"):
+    """(base, rotary_dim, scaling) of an HF config's rope_parameters dict, taken as it is:
+    rope_theta, rope_type ("default" or a scaling), partial_rotary_factor (rotary_dim =
+    int(head_dim · factor), as HF) and the scaling's own keys; a YaRN or LongRoPE without 'factor'
+    (or with None) gets max_position_embeddings / original_max_position_embeddings, as HF computes
+    it from the model's config (max_position_embeddings: that config's, here or in the dict)."""
+    params = dict(_dict(rope_parameters, api, "rope_parameters"))
+    if "rope_theta" not in params:
+        raise Error(f"posattn.{api}: argument 'rope_parameters' has no 'rope_theta'; expected HF's rope_parameters dict")
+    base = params.pop("rope_theta")
+    fraction = params.pop("partial_rotary_factor", 1.0)
+    if not _is("number", fraction) or not 0 < fraction <= 1:
+        raise Error(f"posattn.{api}: argument 'rope_parameters' has partial_rotary_factor {fraction!r}; expected 0 < factor <= 1")
+    rotary_dim = int(head_dim * fraction)
+    rope_type = params.pop("rope_type", params.pop("type", "default"))
+    if max_position_embeddings is not None:
+        params.setdefault("max_position_embeddings", max_position_embeddings)
+    if rope_type in ("yarn", "longrope") and params.get("factor") is None:
+        if "max_position_embeddings" not in params or "original_max_position_embeddings" not in params:
+            raise Error(f"posattn.{api}: argument 'rope_parameters' is {rope_type} without 'factor'; expected "
+                        "'original_max_position_embeddings' and the model's 'max_position_embeddings' (HF's factor: their ratio)")
+        params["factor"] = params["max_position_embeddings"] / params["original_max_position_embeddings"]
+    if rope_type != "longrope":  # (only LongRoPE reads the model's length)
+        params.pop("max_position_embeddings", None)
+    params = {key: value for key, value in params.items() if value is not None}
+    return base, rotary_dim, (None if rope_type == "default" else dict(params, type=rope_type))
+
+
 def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
-         schedule="hand", device="cpu"):
+         schedule="hand", device="cpu", rope_parameters=None):
     """RoPE (SPEC §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
 
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
     rotary_dim r (default D): channels r … D−1 pass through; scaling as in rope_frequencies, with
     seq_len defaulting to max(positions) + 1. On device="cuda" or "opencl", x and out may be
-    posattn.DeviceArray buffers, used in place.
+    posattn.DeviceArray buffers, used in place. rope_parameters: an HF config's dict in place of
+    base, rotary_dim and scaling (hf_rope_parameters).
     """
+    if rope_parameters is not None:
+        base, rotary_dim, scaling = hf_rope_parameters(rope_parameters, _shape(x)[-1])
     if positions is not None:
         positions = _int32(positions, "rope", "positions", ("out", out))
     return _call("rope", _posattn.rope, x=_operand(x, "rope", "x"), positions=positions, base=base, layout=layout,
@@ -325,6 +361,11 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     """
     api = "attention"
     rope = _dict(rope, api, "rope")
+    if rope is not None and "rope_parameters" in rope:  # HF's dict, with the model's max_position_embeddings
+        rope = dict(rope)
+        base, rotary_dim, scaling = hf_rope_parameters(rope.pop("rope_parameters"), _shape(q)[-1],
+                                                       rope.pop("max_position_embeddings", None), api)
+        rope.update(base=base, rotary_dim=rotary_dim, scaling=scaling)
     if rope is not None:
         rope = {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
                 for key, value in rope.items()}
