@@ -301,15 +301,7 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
     if (o.mask) vis.mask = broadcast(check, *o.mask, "mask", DType::boolean, s, call);
     if (o.bias) {
         vis.bias = broadcast(check, *o.bias, "bias", DType::float32, s, call);
-        if (o.check_finite) {  // −inf masks a key; NaN and +inf have no meaning as a bias
-            detail::HostImage bias(*o.bias, call, true);
-            const Tensor &values = bias.tensor();
-            detail::for_each_offset<1>(values.shape, {&values}, [&](const std::array<int64_t, 1> &at) {
-                float x = static_cast<const float *>(values.data)[at[0]];
-                if (std::isnan(x) || x == INFINITY)
-                    check.fail("argument 'bias' holds " + std::string(std::isnan(x) ? "NaN" : "+inf") + "; expected finite values or -inf");
-            });
-        }
+        if (o.check_finite) check.finite_values(*o.bias, "bias", call, true);  // −inf masks a key
     }
     vis.per_row = o.q_segments || o.query_lengths;
     const int64_t rows = vis.per_row ? s.Lq : 1;

@@ -81,8 +81,9 @@ public:
     // An encoding's rows (B·S, given by argument `name`): the kernels number them in int32, with
     // room for their loops' tails, so at most 2^30.
     void row_count(int64_t rows, const char *name) const;
-    // No NaN or ±Inf among the elements of float32 t (a device buffer: read back through the call's API).
-    void finite_values(const Tensor &t, const char *name, const CallOptions &call = {}) const;
+    // No NaN or ±Inf among the elements of float32 t (a device buffer: read back through the call's
+    // API); with minus_inf, −inf is allowed (a bias that masks).
+    void finite_values(const Tensor &t, const char *name, const CallOptions &call = {}, bool minus_inf = false) const;
     // The finite values of a float32 or float64 vector [length] (`what` says what the length is).
     std::vector<double> real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const;
     // Positions int32 [L] (shared by every batch) or [B, L], as a [B, L] view.

@@ -211,12 +211,12 @@ namespace {
 #if defined(__x86_64__) && defined(__linux__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step) {
+bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step, uint32_t allowed) {
     uint32_t non_finite = 0;
     if (step == 1) {  // vectorized
-        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e] & 0x7f800000u) == 0x7f800000u;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e] & 0x7f800000u) == 0x7f800000u && bits[e] != allowed;
     } else {
-        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e * step] & 0x7f800000u) == 0x7f800000u;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e * step] & 0x7f800000u) == 0x7f800000u && bits[e * step] != allowed;
     }
     return non_finite;
 }
@@ -226,6 +226,7 @@ bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step) {
 struct FiniteScan {
     const Tensor *t;
     int64_t per_task;
+    uint32_t allowed;  // a non-finite value's bits that are not refused (−inf), or 0
     std::atomic<bool> found{false};
 
     static int task(void *, int index, uint8_t *closure) {
@@ -238,7 +239,7 @@ struct FiniteScan {
             int64_t column = e % n, count = std::min(n - column, end - e), offset = column * step;
             for (size_t d = inner, rest = size_t(e / n); d-- > 0; rest /= size_t(t.shape[d]))
                 offset += int64_t(rest % size_t(t.shape[d])) * t.stride(d);
-            if (any_non_finite(bits + offset, count, step)) scan->found = true;
+            if (any_non_finite(bits + offset, count, step, scan->allowed)) scan->found = true;
             e += count;
         }
         return 0;
@@ -247,10 +248,10 @@ struct FiniteScan {
 
 }  // namespace
 
-void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call) const {
+void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call, bool minus_inf) const {
     const int64_t numel = t.numel();
     if (numel == 0) return;
-    if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name);
+    if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name, {}, minus_inf);
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
     Tensor merged{t.data, t.dtype, {}, {}};
@@ -265,11 +266,13 @@ void Checker::finite_values(const Tensor &t, const char *name, const CallOptions
         }
     }
     if (merged.shape.empty()) merged.shape = merged.strides = {1};
-    FiniteScan scan{&merged, int64_t(1) << 16};
+    FiniteScan scan{&merged, int64_t(1) << 16, minus_inf ? 0xff800000u : 0u};
     const int tasks = int((numel + scan.per_task - 1) / scan.per_task);
     if (tasks == 1) FiniteScan::task(nullptr, 0, reinterpret_cast<uint8_t *>(&scan));
     else halide_do_par_for(nullptr, FiniteScan::task, 0, tasks, reinterpret_cast<uint8_t *>(&scan));
-    if (scan.found) fail(std::string("argument '") + name + "' contains NaN or Inf; expected finite values");
+    if (scan.found)
+        fail(std::string("argument '") + name + (minus_inf ? "' contains NaN or +inf; expected finite values or -inf"
+                                                            : "' contains NaN or Inf; expected finite values"));
 }
 
 std::vector<double> Checker::real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const {
