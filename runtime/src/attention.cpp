@@ -209,6 +209,11 @@ Tensor broadcast(const Checker &check, const Tensor &t, const char *name, DType 
     return view;
 }
 
+// Element (b, h, i, j) of a [B, Hq, Lq, Lk] boolean mask view.
+bool mask_byte(const Tensor &mask, int64_t b, int64_t h, int64_t i, int64_t j) {
+    return static_cast<const uint8_t *>(mask.data)[b * mask.strides[0] + h * mask.strides[1] + i * mask.strides[2] + j * mask.strides[3]];
+}
+
 // The keys of each segment id of one batch's k_segments: [first, end) of its first and last key,
 // and whether every id's keys are one run.
 struct SegmentRuns {
@@ -251,9 +256,8 @@ struct Visibility {
     // Whether key j in row i's range is unmasked for some head.
     bool visible(int64_t b, int64_t i, int64_t j, int64_t Hq) const {
         if (!mask) return true;
-        const auto *bytes = static_cast<const uint8_t *>(mask->data);
         for (int64_t h = 0; h < Hq; h++)
-            if (bytes[b * mask->strides[0] + h * mask->strides[1] + i * mask->strides[2] + j * mask->strides[3]]) return true;
+            if (mask_byte(*mask, b, h, i, j)) return true;
         return false;
     }
 };
@@ -272,8 +276,7 @@ Tensor segment_mask(const AttentionOptions &o, const std::optional<Tensor> &mask
             for (int64_t i = 0; i < s.Lq; i++) {
                 int32_t id = segment_id(*o.q_segments, b, i);
                 for (int64_t j = 0; j < s.Lk; j++) {
-                    bool allowed = !mask || static_cast<const uint8_t *>(mask->data)[b * mask->strides[0] + h * mask->strides[1] +
-                                                                                     i * mask->strides[2] + j * mask->strides[3]];
+                    bool allowed = !mask || mask_byte(*mask, b, h, i, j);
                     bytes[size_t(((b * H + h) * s.Lq + i) * s.Lk + j)] = allowed && segment_id(*o.k_segments, b, j) == id;
                 }
             }
@@ -290,14 +293,13 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
     std::vector<int32_t> query_lengths = per_batch(check, o.query_lengths, "query_lengths", s, int32_t(s.Lq), s.Lq, "Lq");
     if (bool(o.q_segments) != bool(o.k_segments))
         check.fail(std::string("argument '") + (o.q_segments ? "k_segments" : "q_segments") + "' is missing; expected q_segments and k_segments both or neither");
-    if (o.q_segments) {
-        check.tensor(*o.q_segments, "q_segments", DType::int32, {2});
-        check.dim(*o.q_segments, "q_segments", 0, s.B, "B, q's dimension 0");
-        check.dim(*o.q_segments, "q_segments", 1, s.Lq, "Lq, q's dimension 2");
-        check.tensor(*o.k_segments, "k_segments", DType::int32, {2});
-        check.dim(*o.k_segments, "k_segments", 0, s.B, "B, q's dimension 0");
-        check.dim(*o.k_segments, "k_segments", 1, s.Lk, "Lk, k's dimension 2");
-    }
+    if (o.q_segments)
+        for (auto [t, name, L, L_what] : {std::tuple{&*o.q_segments, "q_segments", s.Lq, "Lq, q's dimension 2"},
+                                          {&*o.k_segments, "k_segments", s.Lk, "Lk, k's dimension 2"}}) {
+            check.tensor(*t, name, DType::int32, {2});
+            check.dim(*t, name, 0, s.B, "B, q's dimension 0");
+            check.dim(*t, name, 1, L, L_what);
+        }
     if (o.mask) vis.mask = broadcast(check, *o.mask, "mask", DType::boolean, s, call);
     if (o.bias) {
         vis.bias = broadcast(check, *o.bias, "bias", DType::float32, s, call);
@@ -443,12 +445,14 @@ void transformer_xl_args(const Checker &check, const TransformerXLAttention &xl,
     if (xl.same_length > 0) args.window = xl.same_length;
     if (!causal)  // r has no row for a negative distance: no query may see a later key
         for (int64_t b = 0; b < s.B; b++)
-            for (int64_t i = 0; i < s.Lq; i++)
-                for (int64_t p = i + s.Lk - s.Lq, j = std::max(p + 1, vis.keys(b, i, s.Lq).first); j < vis.keys(b, i, s.Lq).second; j++)
+            for (int64_t i = 0; i < s.Lq; i++) {
+                const auto [first, end] = vis.keys(b, i, s.Lq);
+                for (int64_t p = i + s.Lk - s.Lq, j = std::max(p + 1, first); j < end; j++)
                     if (vis.visible(b, i, j, s.Hq))
                         check.fail("argument 'causal' is false and key " + std::to_string(j) + " of batch " + std::to_string(b) +
                                    " is visible to query " + std::to_string(i) + " at position " + std::to_string(p) +
                                    "; expected no visible key at a negative distance (causal = true, or masks that hide it)");
+            }
     int64_t farthest = std::min(s.Lk - 1, args.window - 1);
     if (xl.clamp_len > 0) farthest = std::min(farthest, xl.clamp_len);
     if (rows <= farthest)
