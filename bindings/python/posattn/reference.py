@@ -91,7 +91,7 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, wi
         visible = visible & np.asarray(mask, dtype=bool)
     visible = visible & (logits > -np.inf)  # a bias of -inf masks its key
     logits = np.where(visible, logits, -np.inf)
-    row_max = logits.max(axis=-1, keepdims=True)
+    row_max = logits.max(axis=-1, keepdims=True, initial=-np.inf)  # (no key at all: Lk = 0)
     row_max = np.where(np.isfinite(row_max), row_max, 0.0)
     weights = np.where(visible, np.exp(logits - row_max), 0.0)
     total = weights.sum(axis=-1, keepdims=True)
