@@ -3,7 +3,7 @@
 PY := .venv/bin/python
 ENV := PYTHONPATH=build/python
 
-.PHONY: build run test bench
+.PHONY: build run test bench peers
 build:
 	scripts/build.sh
 
@@ -22,3 +22,10 @@ test: build
 
 bench: build
 	$(ENV) $(PY) bench/bench.py --repeats 15 --json build/bench.json
+
+# posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
+# a dependency of posattn): its torch interop tests, then bench/peers.py's table.
+peers: build
+	scripts/setup_peers.sh
+	$(ENV) .venv-peers/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
+	$(ENV) .venv-peers/bin/python bench/peers.py

@@ -4,7 +4,9 @@ B = 1, H = 8, L = 2048, D = 64, as bench.py:
 
 - a dense boolean mask [1, 1, L, L] (90% True) and a dense float bias [1, H, L, L] against plain
   attention (the bars: 0.8x and 0.75x its speed);
-- every variant, causal, with an all-True mask against the same variant without it (0.9x);
+- every variant, causal, with an all-True mask against the same variant without it (0.9x), and
+  a causal mask given as a boolean tril against causal=True: a mask whose rows are runs of True
+  keys is turned into per-row key ranges (the dense mask above measures the per-logit path);
 - 8 packed causal documents of 256 tokens (q_segments / k_segments) against one causal sequence
   of 2048 (4x faster: the key blocks of other documents are skipped).
 
@@ -57,11 +59,16 @@ def main():
     q, k, v = (rng.standard_normal((B, H, L, D), dtype=np.float32) for _ in range(3))
     out = np.empty_like(q)
     call = lambda **kwargs: (lambda: posattn.attention(q, k, v, out=out, **kwargs))
+    holed = np.ones((L, L), bool)
+    holed[:, L // 2] = False
     documents = np.repeat(np.arange(8, dtype=np.int32), L // 8)[None]
     rows = [("dense bool mask [1, 1, L, L]", call(mask=rng.random((1, 1, L, L)) < 0.9), call(), 0.8),
             ("dense float bias [1, H, L, L]", call(bias=rng.standard_normal((1, H, L, L), dtype=np.float32)), call(), 0.75),
             ("8 packed causal documents of 256", call(causal=True, q_segments=documents, k_segments=documents),
-             call(causal=True), 4.0)]
+             call(causal=True), 4.0),
+            ("causal as a boolean tril [L, L] (rows are runs: key ranges)", call(mask=np.tri(L, dtype=bool)),
+             call(causal=True), 0.9),
+            ("all True but the middle key of each row (the per-logit path)", call(mask=holed), call(), 0.8)]
     everywhere = np.ones((1, 1, L, L), bool)
     for name, kwargs in variants(rng).items():
         rows.append((f"{name}, causal, all-True mask", call(causal=True, mask=everywhere, **kwargs), call(causal=True, **kwargs), 0.9))

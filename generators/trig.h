@@ -51,14 +51,16 @@ inline Halide::Expr sin_quarter_turns(Halide::Expr angle, Halide::Expr quarter_t
     // k mod 2^51 (two instructions; Halide's round and floor of float64 split AVX-512 vectors in
     // halves). Not on GPUs: Halide 21 marks no SPIR-V operation NoContraction, and lavapipe's
     // compiler folded (x + 1.5·2^52) − 1.5·2^52 back into x, an unrounded k (sines off by ~1e-4
-    // from angles ~2^22 on); GPUs round instead.
+    // from angles ~2^22 on). GPUs truncate x ± 1/2 to an integer instead, and make k of its two
+    // halves: lavapipe on CPUs without AVX-512 rounds and truncates float64 only below ~2^24 (it
+    // returned x itself above; Mesa 22, AMD EPYC 7003), and its compiler folds a float → int →
+    // float round trip into such a truncation.
     const Expr shifter(0x1.8p52);
     Expr k_bits;  // an integer whose two low bits are k's
     auto nearest = [&](Expr x) {
         if (target.has_gpu_feature()) {
-            Expr k = round(x);
-            k_bits = cast<int64_t>(k);
-            return k;
+            k_bits = cast<int64_t>(x + select(x < 0, Expr(-0.5), Expr(0.5)));
+            return cast<double>(k_bits >> 16) * Expr(65536.0) + cast<double>(k_bits & 0xffff);
         }
         Expr shifted = strict_float(x + shifter);
         k_bits = reinterpret<int64_t>(shifted);

@@ -738,6 +738,11 @@ def _random_masks(rng, kind, B, Hq, Lq, Lk):
         mask = rng.random((B, Hq, Lq, Lk)) < 0.7
         mask[:, :, rng.integers(0, Lq, size=2)] = False
         return {"mask": mask}
+    if kind in ("row-runs", "head-runs"):  # each row one run of True keys: all, some or none (key ranges)
+        lo = rng.integers(0, Lk, size=(B, Hq if kind == "head-runs" else 1, Lq, 1))
+        hi = rng.integers(lo, Lk + 1)
+        lo[rng.random(lo.shape) < 0.25], hi[rng.random(hi.shape) < 0.25] = 0, Lk
+        return {"mask": (np.arange(Lk) >= lo) & (np.arange(Lk) < hi)}
     if kind == "padding-mask":  # [B, 1, 1, Lk], as a tokenizer's attention_mask
         return {"mask": (np.arange(Lk)[None] < rng.integers(1, Lk + 1, size=(B, 1)))[:, None, None]}
     if kind == "bias":  # float bias for every head, -inf in places, and a rank-2 mask
@@ -819,7 +824,7 @@ def _variant(rng, name, B, Hq, Lq, Lk, D):
     raise ValueError(name)
 
 
-MASK_KINDS = ("mask", "padding-mask", "bias", "left-padding", "segments", "segments-apart", "query-lengths")
+MASK_KINDS = ("mask", "row-runs", "head-runs", "padding-mask", "bias", "left-padding", "segments", "segments-apart", "query-lengths")
 
 
 def masked_attention_cases():

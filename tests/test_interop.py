@@ -1,4 +1,4 @@
-"""Arrays from other libraries through DLPack, as HF code holds them."""
+"""Tensors of other libraries through DLPack, and HF configs as HF code holds them."""
 import numpy as np
 import pytest
 
@@ -6,30 +6,28 @@ import posattn
 from posattn import reference
 
 
-class Parameter:
-    """A torch nn.Parameter's DLPack behaviour: its export refuses while it requires grad, and
-    detach() gives the same memory without the flag."""
-
-    def __init__(self, array, requires_grad=True):
-        self.array, self.requires_grad = array, requires_grad
-
-    def detach(self):
-        return Parameter(self.array, requires_grad=False)
-
-    def __dlpack__(self, **kwargs):
-        if self.requires_grad:
-            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
-        return self.array.__dlpack__(**kwargs)
-
-    def __dlpack_device__(self):
-        return self.array.__dlpack_device__()
+xp = pytest.importorskip("array_api_strict")  # (a library of its own tensors with DLPack; torch: test_torch.py)
 
 
-def test_a_tensor_that_requires_grad_is_read_without_the_callers_detach(rng):
+def test_another_librarys_tensors_in_give_its_tensors_out(rng):
+    q, k, v = (rng.standard_normal((1, 2, 9, 8)).astype(np.float32) for _ in range(3))
+    out = posattn.attention(xp.asarray(q), xp.asarray(k), v, causal=True)
+    assert isinstance(out, type(xp.asarray(q)))
+    np.testing.assert_allclose(np.from_dlpack(out), reference.attention(q, k, v, causal=True), rtol=2e-5, atol=2e-6)
+    real, imag = posattn.complex_order(xp.asarray(np.arange(5)), np.arange(5), *(rng.random((6, 4), np.float32) for _ in range(2)))
+    assert all(isinstance(a, type(xp.asarray(q))) for a in (real, imag))
+
+
+def test_an_output_tensor_of_another_library_is_written_in_place_and_returned(rng):
     table = rng.standard_normal((10, 6)).astype(np.float32)
-    positions = rng.integers(0, 10, size=(2, 5)).astype(np.int32)
-    out = posattn.learned(Parameter(table), Parameter(positions))
-    np.testing.assert_array_equal(out, reference.learned(table, positions))
+    positions = rng.integers(0, 10, size=(2, 5))
+    out = xp.asarray(np.full((2, 5, 6), np.nan, np.float32))
+    assert posattn.learned(table, positions, out=out) is out
+    np.testing.assert_array_equal(np.from_dlpack(out), reference.learned(table, positions))
+    x = xp.asarray(rng.standard_normal((1, 2, 7, 8)).astype(np.float32))
+    expected = reference.rope(np.from_dlpack(x).copy(), np.arange(7), reference.rope_inv_freq(8)[0])
+    assert posattn.rope(x, out=x) is x  # in place
+    np.testing.assert_allclose(np.from_dlpack(x), expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("params, max_positions, equivalent", [

@@ -1,6 +1,7 @@
 // Fused attention: validate → select → call. Nothing is written before validation passes.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <unordered_map>
@@ -232,6 +233,55 @@ SegmentRuns segment_runs(const Tensor &k_segments, int64_t b, int64_t Lk) {
     return runs;
 }
 
+// The first nonzero byte of row[from, to) (to if none), and one past the last (from if none):
+// 64 bytes at a time, which compilers vectorize, as a mask's rows can be long runs of zeros.
+bool any_set(const uint8_t *bytes, int64_t n) {
+    uint8_t any = 0;
+    for (int64_t k = 0; k < n; k++) any |= bytes[k];
+    return any != 0;
+}
+constexpr int64_t kScanChunk = 64;
+int64_t first_set(const uint8_t *row, int64_t from, int64_t to) {
+    while (to - from >= kScanChunk && !any_set(row + from, kScanChunk)) from += kScanChunk;
+    while (from < to && !row[from]) from++;
+    return from;
+}
+int64_t last_set_end(const uint8_t *row, int64_t from, int64_t to) {
+    while (to - from >= kScanChunk && !any_set(row + to - kScanChunk, kScanChunk)) to -= kScanChunk;
+    while (to > from && !row[to - 1]) to--;
+    return to;
+}
+
+// The True keys of a row of a mask within keys [first, end): from its first to one past its last,
+// and whether every key between is True (the row is one run: its mask is that key range alone).
+struct MaskRun {
+    int64_t lo, hi;
+    bool run;
+};
+MaskRun mask_run(const Tensor &mask, int64_t b, int64_t h, int64_t i, int64_t first, int64_t end, std::vector<uint8_t> &copy) {
+    const uint8_t *row = static_cast<const uint8_t *>(mask.data) + b * mask.strides[0] + h * mask.strides[1] + i * mask.strides[2];
+    if (mask.strides[3] != 1) {  // a strided row (a transposed or key-broadcast view) scanned as a copy
+        copy.resize(size_t(end));
+        for (int64_t j = first; j < end; j++) copy[size_t(j)] = row[j * mask.strides[3]];
+        row = copy.data();
+    }
+    const int64_t lo = first_set(row, first, end);
+    if (lo == end) return {end, first, true};  // no True key (a union over heads ignores it)
+    const int64_t hi = last_set_end(row, lo, end);
+    return {lo, hi, std::memchr(row + lo, 0, size_t(hi - lo)) == nullptr};
+}
+// Over the mask's heads (one where it broadcasts them): the union of their True keys, a run where
+// every head's row is the same run.
+MaskRun mask_row(const Tensor &mask, int64_t b, int64_t i, int64_t first, int64_t end, int64_t heads, std::vector<uint8_t> &copy) {
+    MaskRun row{end, first, true};
+    for (int64_t h = 0; h < heads; h++) {
+        MaskRun head = mask_run(mask, b, h, i, first, end, copy);
+        row = {std::min(row.lo, head.lo), std::max(row.hi, head.hi),
+               head.run && row.run && (h == 0 || (head.lo == row.lo && head.hi == row.hi))};
+    }
+    return row;
+}
+
 // What each query row may see besides the causal and window limits (generators/attention.h
 // KeyMasks): its keys [first, end), made from the key lengths and starts, its segment's keys and
 // the query lengths, and the mask and bias where given. Segments whose keys are not one run are
@@ -305,8 +355,14 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
         vis.bias = broadcast(check, *o.bias, "bias", DType::float32, s, call);
         if (o.check_finite) check.finite_values(*o.bias, "bias", call, true);  // −inf masks a key
     }
-    vis.per_row = o.q_segments || o.query_lengths;
+    vis.per_row = o.q_segments || o.query_lengths || (vis.mask && vis.mask->strides[2] != 0);
     const int64_t rows = vis.per_row ? s.Lq : 1;
+    // A row's range is narrowed to its mask's True keys, so that the kernel skips the key blocks
+    // outside them; a mask whose every row is one run (all True, causal, padding, a window, block
+    // diagonal) is those ranges alone, and the kernel then runs without it.
+    const int64_t mask_heads = vis.mask && vis.mask->strides[1] ? s.Hq : 1;
+    bool mask_is_ranges = true;
+    std::vector<uint8_t> copy;
     bool apart = false;
     for (int64_t b = 0; b < s.B; b++) {
         SegmentRuns runs;
@@ -320,6 +376,10 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
                 else first = std::max(first, run->second.first), end = std::min(end, run->second.second);
             }
             if (vis.per_row && i >= query_lengths[size_t(b)]) end = 0;
+            if (vis.mask && first < end) {
+                MaskRun run = mask_row(*vis.mask, b, i, first, end, mask_heads, copy);
+                first = run.lo, end = run.hi, mask_is_ranges &= run.run;
+            }
             if (first >= end) first = Lk, end = 0;  // no key: out of every other row's way in from and until
             vis.first.push_back(int32_t(first));
             vis.end.push_back(int32_t(end));
@@ -335,6 +395,7 @@ Visibility visibility(const Checker &check, const AttentionOptions &o, const Sha
             size_t back = size_t(b * rows + rows - 1 - i);
             vis.from[back] = std::min(vis.from[back], vis.from[back + 1]);
         }
+    if (mask_is_ranges) vis.mask.reset();
     if (apart) vis.mask = segment_mask(o, vis.mask, s, vis.made_mask);
     return vis;
 }
@@ -627,7 +688,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // window class (narrower key blocks: the blocks outside each tile's keys are skipped), where
     // the build has it for this device and schedule; otherwise the kernel itself, with its own tiles.
     std::string function = args.function;
-    const bool narrow = window < s.Lk || (o.q_segments && vis.widest < s.Lk);
+    const bool narrow = window < s.Lk || ((o.q_segments || o.mask) && vis.widest < s.Lk);
     const char *shape_class = rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
     if (detail::nothing_to_compute(out, function, call)) return;

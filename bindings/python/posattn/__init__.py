@@ -1,6 +1,8 @@
 """posattn: positional encodings and attention variants as AOT-compiled Halide kernels.
 
-Inputs are NumPy arrays (any strides) or objects with ``__dlpack__``; outputs are NumPy arrays.
+Inputs are NumPy arrays (any strides) or host tensors of another library through DLPack (torch,
+an ``nn.Parameter`` without the caller's ``.detach()`` too). Outputs are NumPy arrays, or that
+library's tensors when a call's inputs include one (zero copy); ``out=`` may be such a tensor.
 Integer position / length arrays of any integer dtype are accepted when every value fits int32.
 Errors raise ``posattn.Error`` (a ``ValueError``) naming the argument and what was expected; a value
 of the wrong Python type ``posattn.ArgumentTypeError`` (both a ``posattn.Error`` and a ``TypeError``).
@@ -10,7 +12,10 @@ to the device and the results back. On "cuda" and "opencl" every float32 operand
 ``DeviceArray`` buffer the caller made in ``device_context(device)``, used in place (positions,
 token ids, key lengths and slopes, which the runtime reads itself, stay host arrays).
 """
+import functools
+import inspect
 import numbers
+import sys
 
 import numpy as np
 
@@ -103,6 +108,48 @@ def _operand(a, api, name):
     return a if isinstance(a, DeviceArray) else _array(a, api, name)
 
 
+def _foreign(a):
+    """Whether a is another library's tensor (read through DLPack)."""
+    return hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, DeviceArray))
+
+
+def _writable(tensor, api, name):
+    """An output tensor of another library as a NumPy view of its memory."""
+    if getattr(tensor, "requires_grad", False):  # (torch refuses out= for those too)
+        raise Error(f"posattn.{api}: argument '{name}' requires grad; expected a tensor autograd does not track")
+    view = _array(tensor, api, name)
+    if not view.flags.writeable:
+        raise Error(f"posattn.{api}: argument '{name}' is read-only; expected writable memory")
+    return view
+
+
+def _tensors(function):
+    """function taking other libraries' tensors as outputs too, and returning its results as the
+    tensors of the first input library it was given (its module's from_dlpack, zero copy)."""
+    signature = inspect.signature(function)
+    outputs = [name for name in ("out", "real", "imag") if name in signature.parameters]
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        given = signature.bind(*args, **kwargs).arguments
+        callers = {name: kwargs[name] for name in outputs if _foreign(kwargs.get(name))}  # (keyword-only)
+        kwargs.update({name: _writable(tensor, function.__name__, name) for name, tensor in callers.items()})
+        result = function(*args, **kwargs)
+        library = next((sys.modules.get(type(a).__module__.partition(".")[0]) for a in given.values() if _foreign(a)), None)
+        return _as_library(result, library, {id(kwargs[name]): tensor for name, tensor in callers.items()})
+
+    return call
+
+
+def _as_library(result, library, callers):
+    """result's arrays as library's tensors: an output the caller gave as the caller's own."""
+    if isinstance(result, tuple):
+        return tuple(_as_library(r, library, callers) for r in result)
+    if not isinstance(result, np.ndarray) or library is None:
+        return result
+    return callers[id(result)] if id(result) in callers else getattr(library, "from_dlpack", lambda a: a)(result)
+
+
 def _int32(a, api, name, *outputs):
     """Integers as int32. A converted copy hides the caller's array from the runtime's checks, so
     an output (outputs: (name, array) pairs) that shares memory with it is refused here."""
@@ -140,6 +187,7 @@ def set_num_threads(threads):
     return _call("set_num_threads", _posattn.set_num_threads, threads=threads)
 
 
+@_tensors
 def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                schedule="hand", device="cpu"):
     """PE(positions) of width d (SPEC §1): positions [N] or [B, S] -> float32 [..., d]."""
@@ -147,6 +195,7 @@ def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="
                  base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                    schedule="hand", device="cpu"):
     """x + PE(positions): x [B, S, D]; positions [B, S] or [S] (shared by every batch)."""
@@ -155,6 +204,7 @@ def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", conventi
                  base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """table[positions + offset] (SPEC §2); an index outside the table is an error."""
     api = "learned"
@@ -162,6 +212,7 @@ def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cp
                  offset=offset, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
     api = "learned_add"
@@ -169,12 +220,14 @@ def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", dev
                  positions=_int32(positions, api, "positions", ("out", out)), offset=offset, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
     """PE = p on every channel (SPEC §3): positions [N] or [B, S] -> float32 [..., d]."""
     return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out,
                  schedule=schedule, device=device)
 
 
+@_tensors
 def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
     """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "integer_add"
@@ -182,6 +235,7 @@ def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
                  out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (SPEC §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
@@ -189,6 +243,7 @@ def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedul
                  length=length, mode=mode, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
     """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "normalized_add"
@@ -196,6 +251,7 @@ def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, sch
                  length=length, mode=mode, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (SPEC §3); every
     position must satisfy 0 <= p < 2^d."""
@@ -203,6 +259,7 @@ def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="h
                  msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
     """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "binary_add"
@@ -210,12 +267,14 @@ def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedul
                  signed=signed, msb_first=msb_first, out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (SPEC §3)."""
     return _call("sin_only", _posattn.sin_only, positions=_int32(positions, "sin_only", "positions", ("out", out)), d=d, base=base,
                  out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", device="cpu"):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "sin_only_add"
@@ -259,6 +318,7 @@ def hf_rope_parameters(rope_parameters, head_dim, max_position_embeddings=None, 
     return base, rotary_dim, (None if rope_type == "default" else dict(params, type=rope_type))
 
 
+@_tensors
 def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
          schedule="hand", device="cpu", rope_parameters=None):
     """RoPE (SPEC §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
@@ -278,6 +338,7 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
                  device=device)
 
 
+@_tensors
 def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand", device="cpu"):
     """Complex-order embedding (SPEC §4) -> (real, imag), each float32 [..., d]:
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
@@ -295,6 +356,7 @@ def complex_order_frequency_init(vocab, d, kind="translation"):
     return _call("complex_order_frequency_init", _posattn.complex_order_frequency_init, vocab=vocab, d=d, kind=kind)
 
 
+@_tensors
 def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand", device="cpu"):
     """FLOATER (SPEC §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
@@ -310,6 +372,7 @@ def alibi_slopes(heads):
     return _call("alibi_slopes", _posattn.alibi_slopes, heads=heads)
 
 
+@_tensors
 def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", device="cpu"):
     """float32 [H, Lq, Lk] ALiBi bias (SPEC §7) for query row r at absolute position r + Lk − Lq and
     key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
@@ -317,12 +380,14 @@ def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", de
                  out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
     """T5's bucket of each rel = key − query (SPEC §9), computed in float32 as torch does."""
     return _call("t5_bucket", _posattn.t5_bucket, rel=_int64(rel, "t5_bucket", "rel"), bidirectional=bidirectional,
                  num_buckets=num_buckets, max_distance=max_distance)
 
 
+@_tensors
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, mask=None, bias=None, key_starts=None,
               q_segments=None, k_segments=None, query_lengths=None, alibi_slopes=None, alibi_form="relative",
               t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None, transformer_xl=None,
@@ -405,12 +470,14 @@ def _int64(values, api, name):
     return a.astype(np.int64)
 
 
+@_tensors
 def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
     """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
     return _call("linear", _posattn.linear, x=_operand(x, "linear", "x"), weight=_operand(weight, "linear", "weight"),
                  bias=None if bias is None else _operand(bias, "linear", "bias"), out=out, schedule=schedule, device=device)
 
 
+@_tensors
 def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
     """DeBERTa's relative position of each δ = query − key (SPEC §11): δ, or its log bucket (float32, ceil)."""
     return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
