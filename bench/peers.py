@@ -137,6 +137,7 @@ def measure(case, rounds):
     names = list(sides)
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            time.sleep(0.005)  # (the previous side's thread pool stops spinning: each starts on idle cores)
             times[name].append(sample(sides[name], calls))
     ratios = {name: statistics.median(t / p for t, p in zip(times[name], times["posattn"])) for name in names[1:]}
     return {name: statistics.median(t) for name, t in times.items()}, ratios
