@@ -26,6 +26,6 @@ bench: build
 # posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
 # a dependency of posattn): its torch interop tests, then bench/peers.py's table.
 peers: build
-	scripts/setup_peers.sh
+	scripts/venv.sh .venv-peers scripts/requirements-peers.txt
 	$(ENV) .venv-peers/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
 	$(ENV) .venv-peers/bin/python bench/peers.py

@@ -22,14 +22,8 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# Python environment; the stamp records the requirements it was built from.
-stamp="$venv/.requirements"
-if ! cmp -s "$root/scripts/requirements.txt" "$stamp" 2>/dev/null; then
-  echo "setup: creating $venv"
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
-  cp "$root/scripts/requirements.txt" "$stamp"
-fi
+# Python environment.
+"$root/scripts/venv.sh" "$venv" "$root/scripts/requirements.txt"
 
 # NumPy for the ARM leg's Python (tests under qemu): PyPI's aarch64 wheel of the pinned version,
 # unpacked beside the host environment; pure-Python packages (pytest) come from .venv itself.
