@@ -45,6 +45,8 @@ def ort_mha(B, Hq, Lq, Lk, Dh, causal):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("com.microsoft", 1)])
     options = ort.SessionOptions()
     options.intra_op_num_threads, options.inter_op_num_threads = THREADS, 1
+    # Its pool's threads spin after a run by default, and took the cores of the side timed next.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
@@ -137,7 +139,6 @@ def measure(case, rounds):
     names = list(sides)
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
-            time.sleep(0.005)  # (the previous side's thread pool stops spinning: each starts on idle cores)
             times[name].append(sample(sides[name], calls))
     ratios = {name: statistics.median(t / p for t, p in zip(times[name], times["posattn"])) for name in names[1:]}
     return {name: statistics.median(t) for name, t in times.items()}, ratios
