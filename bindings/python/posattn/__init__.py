@@ -126,16 +126,17 @@ def _writable(tensor, api, name):
 def _tensors(function):
     """function taking other libraries' tensors as outputs too, and returning its results as the
     tensors of the first input library it was given (its module's from_dlpack, zero copy)."""
-    signature = inspect.signature(function)
-    outputs = [name for name in ("out", "real", "imag") if name in signature.parameters]
+    outputs = [name for name in ("out", "real", "imag") if name in inspect.signature(function).parameters]
 
     @functools.wraps(function)
-    def call(*args, **kwargs):
-        given = signature.bind(*args, **kwargs).arguments
+    def call(*args, **kwargs):  # (on every call: no signature binding, only a look at each value)
+        first = next((a for a in (*args, *kwargs.values()) if _foreign(a)), None)
+        if first is None:
+            return function(*args, **kwargs)
+        library = sys.modules.get(type(first).__module__.partition(".")[0])
         callers = {name: kwargs[name] for name in outputs if _foreign(kwargs.get(name))}  # (keyword-only)
         kwargs.update({name: _writable(tensor, function.__name__, name) for name, tensor in callers.items()})
         result = function(*args, **kwargs)
-        library = next((sys.modules.get(type(a).__module__.partition(".")[0]) for a in given.values() if _foreign(a)), None)
         return _as_library(result, library, {id(kwargs[name]): tensor for name, tensor in callers.items()})
 
     return call
@@ -145,7 +146,7 @@ def _as_library(result, library, callers):
     """result's arrays as library's tensors: an output the caller gave as the caller's own."""
     if isinstance(result, tuple):
         return tuple(_as_library(r, library, callers) for r in result)
-    if not isinstance(result, np.ndarray) or library is None:
+    if not isinstance(result, np.ndarray):
         return result
     return callers[id(result)] if id(result) in callers else getattr(library, "from_dlpack", lambda a: a)(result)
 
