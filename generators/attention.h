@@ -127,6 +127,9 @@ struct AttentionTiles {
     // thread reads its own row's per logit (there key_terms, inlined, and the likely() bound of its
     // reads each made Halide 21 pass a bool to the Vulkan kernels, which its SPIR-V cannot).
     bool masks_per_tile = true;
+    // Blocks shrink to the keys there are (define_attention). Off on GPUs, whose blocks are a few
+    // dozen keys, each a thread's.
+    bool short_blocks = true;
 };
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
@@ -175,7 +178,11 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.score = Func("score");
     st.q_rows = Func("q_rows");
     Var d = st.d, i = st.i, jj = st.jj, g = st.g, r = st.r, t = st.t, tile_row = st.tile_row, h = st.h, b = st.b;
-    const int Tq = tiles.query_tile, Kb = tiles.key_block, G = tiles.key_group, Gr = tiles.row_group;
+    const int Tq = tiles.query_tile, G = tiles.key_group, Gr = tiles.row_group;
+    // A block is computed whole, its keys past Lk masked, so with fewer keys than key_block (a
+    // decode step against 16 keys, a short sequence) it holds as few whole key groups as hold them
+    // all: a 512-key block for 16 keys was 32x the work.
+    Expr Kb = tiles.short_blocks ? min(tiles.key_block, (Lk + G - 1) / G * G) : Expr(tiles.key_block);
 
     Func qt = q;
     if (decl.transform_q) qt = st.q_transformed = decl.transform_q(q);

@@ -19,11 +19,11 @@ inline void check_shape_class(const std::string &shape_class) {
         throw Halide::CompileError("posattn: attention shape_class '" + shape_class + "'; expected '', 'decode' or 'window'");
 }
 
-inline cpu::AttentionParams cpu_attention_defaults(TargetFamily family, const std::string &shape_class) {
-    const bool arm = family == TargetFamily::arm;
-    if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults();
-    if (shape_class == "window") return arm ? arm::attention_window_defaults() : x86::attention_window_defaults();
-    return arm ? arm::attention_defaults() : x86::attention_defaults();
+inline cpu::AttentionParams cpu_attention_defaults(const Halide::Target &target, const std::string &shape_class) {
+    const bool arm = target_family(target) == TargetFamily::arm, avx512 = isa_level(target) == "avx512";
+    if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults(avx512);
+    if (shape_class == "window") return arm ? arm::attention_window_defaults() : x86::attention_window_defaults(avx512);
+    return arm ? arm::attention_defaults() : x86::attention_defaults(avx512);
 }
 
 // The tiles are part of the algorithm's decomposition (generators/attention.h), so they are asked
@@ -32,11 +32,11 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     check_shape_class(shape_class);
     TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
-        auto p = parse_schedule_params(params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));
+        auto p = parse_schedule_params(target, params, gpu::attention_defaults(target.has_feature(Halide::Target::Vulkan)));
         return {p.query_tile, p.key_block, p.key_block, 1, /*relative_per_logit=*/true, /*values_in_range=*/false,
-                /*masks_per_tile=*/false};
+                /*masks_per_tile=*/false, /*short_blocks=*/false};
     }
-    auto p = parse_schedule_params(params, cpu_attention_defaults(family, shape_class));
+    auto p = parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class));
     return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
 }
 
@@ -45,10 +45,10 @@ inline void schedule_attention(const Halide::Target &target, const std::string &
     TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
         const bool vulkan = target.has_feature(Halide::Target::Vulkan);
-        gpu::schedule_attention(stages, out, parse_schedule_params(params, gpu::attention_defaults(vulkan)), vulkan);
+        gpu::schedule_attention(stages, out, parse_schedule_params(target, params, gpu::attention_defaults(vulkan)), vulkan);
         return;
     }
-    cpu::schedule_attention(stages, out, parse_schedule_params(params, cpu_attention_defaults(family, shape_class)));
+    cpu::schedule_attention(stages, out, parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class)));
 }
 
 }  // namespace posattn

@@ -12,10 +12,10 @@ namespace posattn {
 // Calls schedule(params) with `text` parsed over the CPU family's defaults: the tiled ones where
 // the kernel is compiled with row_tiles (schedules/cpu/encodings.h TiledEncodingParams).
 template <typename Schedule>
-void with_cpu_encoding_params(TargetFamily family, const std::string &text, bool row_tiles, Schedule &&schedule) {
-    const bool arm = family == TargetFamily::arm;
-    if (row_tiles) schedule(parse_schedule_params(text, arm ? arm::tiled_encoding_defaults() : x86::tiled_encoding_defaults()));
-    else schedule(parse_schedule_params(text, arm ? arm::encoding_defaults() : x86::encoding_defaults()));
+void with_cpu_encoding_params(const Halide::Target &target, const std::string &text, bool row_tiles, Schedule &&schedule) {
+    const bool arm = target_family(target) == TargetFamily::arm;
+    if (row_tiles) schedule(parse_schedule_params(target, text, arm ? arm::tiled_encoding_defaults() : x86::tiled_encoding_defaults()));
+    else schedule(parse_schedule_params(target, text, arm ? arm::encoding_defaults() : x86::encoding_defaults()));
 }
 
 // out(c, s, b): an elementwise encoding over channels c, reading the per-channel tables
@@ -30,10 +30,10 @@ inline void schedule_encoding(const Halide::Target &target, const std::string &p
                               const std::vector<Halide::Expr> &paths = {}, bool row_tiles = false) {
     const TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
-        gpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(params, gpu::encoding_defaults()));
+        gpu::schedule_encoding(out, column_tables, paths, parse_schedule_params(target, params, gpu::encoding_defaults()));
         return;
     }
-    with_cpu_encoding_params(family, params, row_tiles,
+    with_cpu_encoding_params(target, params, row_tiles,
                              [&](const auto &p) { cpu::schedule_encoding(out, column_tables, paths, p); });
 }
 
@@ -47,10 +47,10 @@ inline void schedule_pair_encoding(const Halide::Target &target, const std::stri
                                    bool row_tiles) {
     const TargetFamily family = target_family(target);
     if (family == TargetFamily::gpu) {
-        gpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(params, gpu::encoding_defaults()));
+        gpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, parse_schedule_params(target, params, gpu::encoding_defaults()));
         return;
     }
-    with_cpu_encoding_params(family, params, row_tiles, [&](const auto &p) {
+    with_cpu_encoding_params(target, params, row_tiles, [&](const auto &p) {
         cpu::schedule_pair_encoding(out, column_tables, pairs, layouts, paths, p);
     });
 }

@@ -13,13 +13,13 @@ inline void schedule_floater_step(const Halide::Target &target, const std::strin
                                   const std::vector<FloaterStage> &stages) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        cpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, x86::floater_defaults()));
+        cpu::schedule_floater_step(y_next, stages, parse_schedule_params(target, params, x86::floater_defaults()));
         break;
     case TargetFamily::arm:
-        cpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, arm::floater_defaults()));
+        cpu::schedule_floater_step(y_next, stages, parse_schedule_params(target, params, arm::floater_defaults()));
         break;
     case TargetFamily::gpu:
-        gpu::schedule_floater_step(y_next, stages, parse_schedule_params(params, gpu::floater_defaults()),
+        gpu::schedule_floater_step(y_next, stages, parse_schedule_params(target, params, gpu::floater_defaults()),
                                    target.has_feature(Halide::Target::Vulkan));
         break;
     }

@@ -21,6 +21,18 @@ struct has_constraints : std::false_type {};
 template <typename Params>
 struct has_constraints<Params, std::void_t<decltype(std::declval<const Params &>().invalid())>> : std::true_type {};
 
+// The x86 ISA level a target compiles for: each level of a multi-target library is compiled with
+// the same schedule_params, and tiles sized for AVX-512's 32 vector registers spill in AVX2's 16.
+inline std::string isa_level(const Halide::Target &target) {
+    using Halide::Target;
+    if (target.arch != Target::X86 || target.has_gpu_feature()) return "";
+    if (target.features_any_of({Target::AVX512, Target::AVX512_KNL, Target::AVX512_Skylake, Target::AVX512_Cannonlake,
+                                Target::AVX512_SapphireRapids, Target::AVX512_Zen4, Target::AVX512_Zen5}))
+        return "avx512";  // (each level names its own feature: avx512_skylake does not set AVX512)
+    if (target.has_feature(Target::AVX2)) return "avx2";
+    return target.has_feature(Target::SSE41) ? "sse41" : "sse2";
+}
+
 // `defaults` (a target family's, schedules/<family>/) overridden by the fields named in `text`.
 template <typename Params>
 Params parse_schedule_params(const std::string &text, Params params) {
@@ -51,6 +63,25 @@ Params parse_schedule_params(const std::string &text, Params params) {
         if (!why.empty()) throw Halide::CompileError("posattn: schedule parameters " + text + ": " + why);
     }
     return params;
+}
+
+// As above, for `target`. Tuned records (cmake/tuned_records.cmake) give a group of items per ISA
+// level, "isa:avx512,name:value,.../isa:avx2,...": each level of a multi-target library takes its
+// own group's items, and a level without a group the defaults.
+template <typename Params>
+Params parse_schedule_params(const Halide::Target &target, const std::string &text, Params defaults) {
+    std::stringstream groups(text);
+    std::string group, item;
+    while (std::getline(groups, group, '/')) {
+        std::string rest, isa;
+        std::stringstream items(group);
+        while (std::getline(items, item, ',')) {
+            if (item.rfind("isa:", 0) == 0) isa = item.substr(4);
+            else rest += (rest.empty() ? "" : ",") + item;
+        }
+        if (isa.empty() || isa == isa_level(target)) return parse_schedule_params(rest, defaults);
+    }
+    return parse_schedule_params("", defaults);
 }
 
 }  // namespace posattn

@@ -17,13 +17,13 @@ inline void schedule_rope(const Halide::Target &target, const std::string &param
                           const std::vector<Halide::Expr> &layouts) {
     switch (target_family(target)) {
     case TargetFamily::x86:
-        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, x86::rope_defaults()));
+        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(target, params, x86::rope_defaults()));
         break;
     case TargetFamily::arm:
-        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, arm::rope_defaults()));
+        cpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(target, params, arm::rope_defaults()));
         break;
     case TargetFamily::gpu:
-        gpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(params, gpu::rope_defaults()));
+        gpu::schedule_rope(out, out_pass, rotated, cos_sin, layouts, parse_schedule_params(target, params, gpu::rope_defaults()));
         break;
     }
 }

@@ -45,8 +45,10 @@ void each_schedule(Visit &&visit) {
         visit(name, "linear", linear);
         visit(name, "rope", rope);
     };
-    family("x86", x86::attention_defaults(), x86::attention_decode_defaults(), x86::attention_window_defaults(), x86::encoding_defaults(),
-           x86::tiled_encoding_defaults(), x86::floater_defaults(), x86::linear_defaults(), x86::rope_defaults());
+    for (bool avx512 : {true, false})  // x86 (AVX-512) and x86_avx2: each ISA level's defaults
+        family(avx512 ? "x86" : "x86_avx2", x86::attention_defaults(avx512), x86::attention_decode_defaults(avx512),
+               x86::attention_window_defaults(avx512), x86::encoding_defaults(), x86::tiled_encoding_defaults(),
+               x86::floater_defaults(), x86::linear_defaults(avx512), x86::rope_defaults());
     family("arm", arm::attention_defaults(), arm::attention_decode_defaults(), arm::attention_window_defaults(), arm::encoding_defaults(),
            arm::tiled_encoding_defaults(), arm::floater_defaults(), arm::linear_defaults(), arm::rope_defaults());
     family("gpu", gpu::attention_defaults(), gpu::attention_defaults(), gpu::attention_defaults(), gpu::encoding_defaults(),

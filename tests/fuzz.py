@@ -202,6 +202,7 @@ SPECS = {
     "device_context": lambda rng: (dict(device="cpu"), None, 0, 0),
     "load_kernel": lambda rng: (dict(path="/nonexistent.so", symbol="k", function="posattn_integer_f32", schedule="x"), None, 0, 0),
     "set_num_threads": lambda rng: (dict(threads=int(rng.integers(1, 3))), None, 0, 0),
+    "set_output_cache": lambda rng: (dict(bytes=int(rng.integers(0, 1 << 31))), None, 0, 0),
 }
 
 # Functions whose float32 products (dot products, q·k) overflow for inputs past ~1e18: such calls

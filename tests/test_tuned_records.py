@@ -1,7 +1,8 @@
 """Which tuned records a build takes (cmake/tuned_records.cmake, run in CMake's script mode): per
-kernel the latest summary of the chosen CPU model, where it beat the defaults by more than 3% (a
-later run supersedes an earlier one, even one that beat them by more); trial records and other
-models' summaries are ignored."""
+kernel and x86 ISA level the latest summary of the chosen CPU model, where it beat the defaults by
+more than 3% (a later run supersedes an earlier one, even one that beat them by more); trial records
+and other models' summaries are ignored. Each ISA level of a multi-target library compiles with its
+own level's params only (schedules/params.h)."""
 import json
 import pathlib
 import shutil
@@ -10,18 +11,20 @@ import sys
 
 import pytest
 
-from conftest import NATIVE_BUILD, ROOT
+from conftest import BUILD, NATIVE_BUILD, ROOT
 
 pytestmark = pytest.mark.skipif(not NATIVE_BUILD, reason="the build's CMake runs on the host")
 
-RECORDS = [  # (kernel, machine, summary, ratio to default, params)
-    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.90, {"key_block": 512, "query_tile": 48}),
-    ("k_attention", "CPU B, 2 cores, 2 threads", True, 0.85, {"key_block": 256, "query_tile": 32}),
-    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.93, {"key_block": 128, "query_tile": 32}),
-    ("k_attention", "CPU A, 2 cores, 2 threads", False, 0.50, {"key_block": 64, "query_tile": 16}),
-    ("k_table", "CPU A, 2 cores, 2 threads", True, 0.90, {"rows_per_task": 128}),
-    ("k_table", "CPU A, 2 cores, 2 threads", True, 0.97, {"rows_per_task": 64}),  # within the noise
-    ("k_table", "CPU B, 2 cores, 2 threads", True, 0.96, {"rows_per_task": 32}),
+AVX512, AVX2 = "x86-64-linux-avx512_skylake", "x86-64-linux-avx2-fma-f16c-sse41"
+RECORDS = [  # (kernel, machine, summary, ratio to default, params, target)
+    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.90, {"key_block": 512, "query_tile": 48}, AVX512),
+    ("k_attention", "CPU B, 2 cores, 2 threads", True, 0.85, {"key_block": 256, "query_tile": 32}, AVX512),
+    ("k_attention", "CPU A, 2 cores, 2 threads", True, 0.93, {"key_block": 128, "query_tile": 32}, AVX512),
+    ("k_attention", "CPU A, 2 cores, 2 threads", False, 0.50, {"key_block": 64, "query_tile": 16}, AVX512),
+    ("k_attention", "CPU B, 2 cores, 2 threads", True, 0.80, {"key_block": 64}, AVX2),  # another ISA level
+    ("k_table", "CPU A, 2 cores, 2 threads", True, 0.90, {"rows_per_task": 128}, AVX512),
+    ("k_table", "CPU A, 2 cores, 2 threads", True, 0.97, {"rows_per_task": 64}, AVX512),  # within the noise
+    ("k_table", "CPU B, 2 cores, 2 threads", True, 0.96, {"rows_per_task": 32}, AVX2),
 ]
 
 
@@ -36,9 +39,9 @@ def cmake_script(tmp_path, body):
 def chosen(tmp_path, machine):
     """{kernel: schedule params} that posattn_read_tuned_records sets for `machine`'s records."""
     records = tmp_path / "x86.jsonl"
-    records.write_text("".join(json.dumps(dict(kernel=k, machine=m, ratio_to_default=r, params=p,
+    records.write_text("".join(json.dumps(dict(kernel=k, machine=m, ratio_to_default=r, params=p, target=t,
                                                **({"best": True} if best else {"trial": 1}))) + "\n"
-                               for k, m, best, r, p in RECORDS))
+                               for k, m, best, r, p, t in RECORDS))
     messages = cmake_script(tmp_path, f'posattn_read_tuned_records("{records}" "{machine}" tuned_)\n'
                                       'foreach (kernel k_attention k_table)\n'
                                       '  message("${kernel}=${tuned_${kernel}}")\n'
@@ -47,9 +50,11 @@ def chosen(tmp_path, machine):
 
 
 @pytest.mark.parametrize("machine, attention, table", [
-    ("CPU A", "schedule_params=key_block:128,query_tile:32", ""),
-    ("CPU B", "schedule_params=key_block:256,query_tile:32", "schedule_params=rows_per_task:32"),
-    ("", "schedule_params=key_block:128,query_tile:32", "schedule_params=rows_per_task:32"),  # every model
+    ("CPU A", "schedule_params=isa:avx512,key_block:128,query_tile:32", ""),
+    ("CPU B", "schedule_params=isa:avx512,key_block:256,query_tile:32/isa:avx2,key_block:64",
+     "schedule_params=isa:avx2,rows_per_task:32"),
+    ("", "schedule_params=isa:avx512,key_block:128,query_tile:32/isa:avx2,key_block:64",  # every model
+     "schedule_params=isa:avx2,rows_per_task:32"),
     ("CPU C", "", ""),  # no records for that model: the defaults
 ])
 def test_build_takes_the_latest_records_of_its_cpu_model(tmp_path, machine, attention, table):
@@ -77,3 +82,15 @@ def test_build_and_tuner_read_one_cpu_model(tmp_path, measure, cpuinfo, model):
     assert measure.cpu_model(cpuinfo, "riscv64") == model
     script = f'posattn_cpu_model("{tmp_path / "cpuinfo"}" riscv64 model)\nmessage("[${{model}}]")\n'
     assert cmake_script(tmp_path, script) == f"[{model}]\n"
+
+
+@pytest.mark.parametrize("target, refused", [("x86-64-linux-avx512_skylake", True), ("x86-64-linux-avx2-fma-f16c-sse41", False),
+                                             ("x86-64-linux-sse41", False)])
+def test_each_isa_level_of_a_library_takes_its_own_group_of_params(tmp_path, target, refused):
+    """A tuned record's params reach the ISA level it was measured on only: here an AVX-512 group
+    that no build may take (a zero vector width) stops the AVX-512 level's compile alone."""
+    params = "schedule_params=isa:avx512,vector_width:0/isa:avx2,vector_width:8"
+    run = subprocess.run([str(BUILD / "posattn_generators"), "-g", "simple_encoding", "-f", "k", "-o", str(tmp_path), "-e", "stmt",
+                          f"target={target}", "kind=integer", "fused=false", params], capture_output=True, text=True)
+    assert (run.returncode != 0) == refused, run.stderr
+    assert ("schedule parameter 'vector_width' is 0" in run.stderr) == refused

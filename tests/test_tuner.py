@@ -38,7 +38,7 @@ def spaces():
 
 def test_every_schedule_declares_a_search_space(tune):
     declared = spaces()
-    assert sorted(declared) == ["arm", "gpu", "vulkan", "x86"]
+    assert sorted(declared) == ["arm", "gpu", "vulkan", "x86", "x86_avx2"]
     for family, kinds in declared.items():
         assert sorted(kinds) == sorted({tune.schedule_kind(k) for k in manifest()}), family
         for kind, fields in kinds.items():

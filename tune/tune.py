@@ -66,7 +66,8 @@ FEATURES = "user_context-large_buffers-no_runtime"
 GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
                "vulkan": "x86-64-linux-vulkan-vk_int8-vk_int64-vk_float64"}
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
-AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
+AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "x86_avx2": ("Adams2019", "Mullapudi2016", "Li2018"),
+                  "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
 
 
@@ -281,7 +282,9 @@ def family_of(target, device):
     defaults differ: its attention tile)."""
     if device != "cpu":
         return device, "vulkan" if device == "vulkan" else "gpu"
-    return ("arm", "arm") if target.startswith("arm-64") else ("x86", "x86")
+    if target.startswith("arm-64"):
+        return "arm", "arm"
+    return "x86", "x86" if "avx512" in target else "x86_avx2"  # AVX2 and below: the AVX2 defaults
 
 
 def tune(function, bench_obj, args):

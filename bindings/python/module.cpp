@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <map>
+#include <memory>
 
 #include "posattn/posattn.hpp"
 
@@ -103,11 +104,11 @@ py::object output(const std::string &api, const py::object &out, std::vector<py:
             invalid(api, "the output shape " + shape_string(shape) + " is too large to allocate");
         bytes *= size_t(e);
     }
-    void *data = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
+    void *data = posattn::allocate_output(bytes);
     if (!data)
         invalid(api, "the output shape " + shape_string(shape) + " (" + std::to_string(bytes) +
                          " bytes) is too large to allocate; expected a smaller shape, or out=");
-    py::capsule owner(data, [](void *p) { std::free(p); });
+    py::capsule owner(data, [](void *p) { posattn::free_output(p); });
     return py::array_t<float>(shape, static_cast<float *>(data), owner);
 }
 
@@ -728,6 +729,11 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("rel"), py::arg("bidirectional").noconvert() = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
+    m.def("set_output_cache", [](int64_t bytes) {
+              if (bytes < 0) invalid("set_output_cache", "argument 'bytes' is " + std::to_string(bytes) + "; expected >= 0");
+              return posattn::set_output_cache(size_t(bytes));
+          },
+          py::arg("bytes"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
           py::arg("schedule"), py::arg("device") = "cpu");
     m.def("kernels", [] {

@@ -38,7 +38,7 @@ int64_t half_l2_bytes();
 // Calls fn on every kernel: this build's AOT kernels, then those added by load_kernel (entries
 // keep their addresses; load_kernel may add to the list from another thread).
 void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
-// Installs the scratch allocator of the kernels (scratch.cpp); once, before the first kernel runs.
+// Installs the scratch allocator of the kernels (blocks.cpp); once, before the first kernel runs.
 void use_scratch_cache();
 // The kernel `function` for the call's device (this build's CPU family for "cpu") and schedule.
 const KernelEntry *find_kernel(const std::string &function, const CallOptions &call);

@@ -126,6 +126,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
     // Every per-tile stage covers the whole query tile, also in a partial last tile (whose extra
     // rows read clamped q rows and are never stored), so register tiles have constant shapes.
     for (Func f : {st.q_rows, st.state, st.block_max, st.block_sum, st.prob, st.logit}) f.bound_extent(i, p.query_tile);
+    // A block's keys (fewer than key_block where there are fewer keys) in a block's storage: a
+    // constant size, on the stack.
+    for (Func f : {st.prob, st.logit}) f.bound_storage(st.jj, p.key_block);
+    if (st.group_sum.defined()) st.group_sum.bound_storage(st.g, p.key_block / p.score_keys);
 
     if (p.score_lanes == 1)
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);

@@ -1,5 +1,5 @@
-// x86 defaults (AVX-512: 16 float32 lanes, 32 vector registers) of the CPU fused attention schedule
-// (schedules/cpu/attention.h).
+// x86 defaults of the CPU fused attention schedule (schedules/cpu/attention.h), for AVX-512 (16
+// float32 lanes, 32 vector registers) and for AVX2 (8 lanes, 16 registers).
 // Measured 2026-11-30 on this project's machine (AMD EPYC, AVX-512, 2 threads), B=1, H=8,
 // L=2048, D=64: ~50 ms = 170-175 GFLOP/s, 73-75% of the measured 2-thread FMA peak (~232 GFLOP/s);
 // the Adams2019 build of the same algorithm is 2.5x slower (bench/bench.py).
@@ -9,7 +9,7 @@
 
 namespace posattn::x86 {
 
-inline cpu::AttentionParams attention_defaults() {
+inline cpu::AttentionParams attention_defaults(bool avx512) {
     cpu::AttentionParams p;
     p.vector_width = 16;
     p.query_tile = 32;
@@ -22,6 +22,16 @@ inline cpu::AttentionParams attention_defaults() {
     p.relative_rows = 8;
     p.relative_keys = 8;
     p.value_pass_keys = 512;
+    if (avx512) return p;
+    // AVX2 (16 registers of 8 lanes): q·k in tiles of 3 vectors of rows × 4 keys, p·v of 6 rows ×
+    // 2 vectors, 12 accumulators each. AMD EPYC Zen 3, 2026-12-06, B=1 H=8 L=2048 D=64 (the
+    // tuner's measure, 21 interleaved repeats): 95 ms, where the AVX-512 tiles (32 accumulators,
+    // spilled) took 147; 16-row tiles 99-107, 12 rows × 1 vector 99, 512-key blocks 94.
+    p.vector_width = 8;
+    p.query_tile = 24;
+    p.score_keys = 4;
+    p.value_rows = 6;
+    p.value_width = 8;
     return p;
 }
 
@@ -38,15 +48,22 @@ inline cpu::AttentionParams attention_defaults() {
 // Xeon, 2026-12-04, the same call with the caches flushed before each (a 64 MiB copy), alternated
 // with the register tiles, which walked the value block in 16-channel columns, a line per key at
 // a 512-byte stride: 1.14-1.23x (four runs of 101-151 pairs).
-inline cpu::AttentionParams attention_decode_defaults() {
-    cpu::AttentionParams p = attention_defaults();
+inline cpu::AttentionParams attention_decode_defaults(bool avx512) {
+    cpu::AttentionParams p = attention_defaults(avx512);
     p.vector_width = 4;
     p.query_tile = 4;
     p.value_rows = 4;
     p.value_vectors = 2;
     p.score_keys = 4;
     p.score_lanes = 16;
+    p.value_width = 16;
     p.value_pass_keys = 1;
+    if (avx512) return p;
+    // AVX2: 8 channels per lane and per p·v vector. AMD EPYC Zen 3, 2026-12-06, the call above
+    // (41 interleaved repeats): 3.83 ms, the AVX-512 tiles 4.37.
+    p.score_lanes = 8;
+    p.value_width = 8;
+    p.value_vectors = 4;
     return p;
 }
 
@@ -55,8 +72,8 @@ inline cpu::AttentionParams attention_decode_defaults() {
 // fewer masked keys. Intel Xeon, 2026-12-04, causal [1, 8, 2048, 64] (7 alternated pairs): window
 // 256 9.5 ms against 11.8 with 256-key blocks and 15.6 with that machine's plain record (48 rows,
 // 512-key blocks); window 1024 1.05x and 1.2x faster; window 1900 1.10x faster than the record.
-inline cpu::AttentionParams attention_window_defaults() {
-    cpu::AttentionParams p = attention_defaults();
+inline cpu::AttentionParams attention_window_defaults(bool avx512) {
+    cpu::AttentionParams p = attention_defaults(avx512);
     p.key_block = 128;
     return p;
 }

@@ -1,4 +1,4 @@
-// x86 defaults (AVX-512: 16 float32 lanes, 32 vector registers) of the CPU linear schedule
+// x86 defaults (AVX-512: 16 float32 lanes, 32 vector registers; AVX2: 8 and 16) of the CPU linear schedule
 // (schedules/cpu/linear.h).
 // Measured 2026-12-03 on this project's machine (AMD EPYC, AVX-512, 2 threads), N=512, E=O=768:
 // 4.0 ms, 151 GFLOP/s, 70% of the FMA peak, with its tuned record (bench/bench.py's linear row);
@@ -11,9 +11,9 @@
 
 namespace posattn::x86 {
 
-inline cpu::LinearParams linear_defaults() {
+inline cpu::LinearParams linear_defaults(bool avx512) {
     cpu::LinearParams p;
-    p.vector_width = 16;
+    p.vector_width = avx512 ? 16 : 8;  // AVX2: the same 12 accumulators in its 16 registers
     p.tile_vectors = 2;
     p.tile_rows = 6;
     p.rows_per_task = 48;

@@ -25,7 +25,7 @@ from ._posattn import ArgumentTypeError, DeviceArray, Error
 __all__ = ["ArgumentTypeError", "DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention",
            "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary",
            "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel", "learned_add", "normalized",
-           "normalized_add", "rope", "rope_frequencies", "set_num_threads", "sin_only", "sin_only_add", "sinusoidal",
+           "normalized_add", "rope", "rope_frequencies", "set_num_threads", "set_output_cache", "sin_only", "sin_only_add", "sinusoidal",
            "sinusoidal_add"]
 
 # The Python type every scalar argument of the public functions takes, by name (one name, one
@@ -34,7 +34,7 @@ __all__ = ["ArgumentTypeError", "DeviceArray", "Error", "device_context", "alibi
 _KINDS = {
     **dict.fromkeys(["d", "offset", "window", "substeps", "num_positions", "Lq", "Lk", "heads", "vocab", "threads",
                      "num_buckets", "max_distance", "t5_max_distance", "position_buckets", "max_relative_positions",
-                     "rotary_dim", "seq_len"], "int"),
+                     "rotary_dim", "seq_len", "bytes"], "int"),
     **dict.fromkeys(["length"], "int or None"),
     **dict.fromkeys(["base", "dt"], "number"),
     **dict.fromkeys(["scale"], "number or None"),
@@ -71,12 +71,17 @@ def _call(api, function, /, **kwargs):
     try:
         return function(**kwargs)
     except TypeError as e:
-        if "incompatible function arguments" not in str(e):
-            raise
-        for name, value in kwargs.items():
+        raise _named(api, e, kwargs) from None
+
+
+def _named(api, error, arguments):
+    """The extension's refusal of an argument's type (a TypeError) as an ArgumentTypeError naming
+    the first of `arguments` (name: value) of the wrong kind; any other error as it is."""
+    if "incompatible function arguments" in str(error):
+        for name, value in arguments.items():
             if name in _KINDS and not _is(_KINDS[name], value):
-                raise _type_error(api, name, value) from None
-        raise
+                return _type_error(api, name, value)
+    return error
 
 
 def _dict(options, api, name):
@@ -87,7 +92,9 @@ def _dict(options, api, name):
 
 
 def _array(a, api, name):
-    if hasattr(a, "__dlpack__") and not isinstance(a, np.ndarray):
+    if type(a) is np.ndarray:
+        return a
+    if hasattr(a, "__dlpack__"):
         if getattr(a, "requires_grad", False) and hasattr(a, "detach"):  # (torch exports no tensor that requires grad)
             a = a.detach()
         try:
@@ -110,7 +117,7 @@ def _operand(a, api, name):
 
 def _foreign(a):
     """Whether a is another library's tensor (read through DLPack)."""
-    return hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, DeviceArray))
+    return type(a) is not np.ndarray and hasattr(a, "__dlpack__") and not isinstance(a, (np.ndarray, DeviceArray))
 
 
 def _writable(tensor, api, name):
@@ -130,7 +137,7 @@ def _tensors(function):
 
     @functools.wraps(function)
     def call(*args, **kwargs):  # (on every call: no signature binding, only a look at each value)
-        first = next((a for a in (*args, *kwargs.values()) if _foreign(a)), None)
+        first = next(filter(_foreign, (*args, *kwargs.values())), None)
         if first is None:
             return function(*args, **kwargs)
         library = sys.modules.get(type(first).__module__.partition(".")[0])
@@ -186,6 +193,13 @@ def device_context(device):
 def set_num_threads(threads):
     """The number of threads the CPU kernels run on (Halide's thread pool)."""
     return _call("set_num_threads", _posattn.set_num_threads, threads=threads)
+
+
+def set_output_cache(bytes):
+    """The most bytes of freed output arrays posattn keeps for the next outputs of their sizes
+    (blocks of 1 MiB and more; default 1 GiB; 0 keeps none): an allocating call then writes memory
+    already mapped, at the speed of the same call with out=. Returns the previous limit."""
+    return _call("set_output_cache", _posattn.set_output_cache, bytes=bytes)
 
 
 @_tensors
@@ -435,17 +449,21 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     if rope is not None:
         rope = {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
                 for key, value in rope.items()}
-    integers = {name: None if a is None else _int32(a, api, name, ("out", out)) for name, a in
-                dict(key_lengths=key_lengths, key_starts=key_starts, q_segments=q_segments, k_segments=k_segments,
-                     query_lengths=query_lengths).items()}
-    optional = {name: None if a is None else _array(a, api, name) for name, a in
-                dict(mask=mask, alibi_slopes=alibi_slopes, t5_table=t5_table).items()}
-    return _call(api, _posattn.attention, q=_operand(q, api, "q"), k=_operand(k, api, "k"), v=_operand(v, api, "v"),
-                 scale=scale, causal=causal, **integers, **optional, bias=None if bias is None else _operand(bias, api, "bias"),
-                 alibi_form=alibi_form,
-                 t5_bidirectional=t5_bidirectional, t5_max_distance=t5_max_distance, rope=rope, window=window,
-                 shaw=_arrays(shaw, "shaw"), transformer_xl=_arrays(transformer_xl, "transformer_xl"),
-                 deberta=_arrays(deberta, "deberta"), check_finite=check_finite, out=out, schedule=schedule, device=device)
+    int32 = lambda a, name: None if a is None else _int32(a, api, name, ("out", out))  # noqa: E731
+    array = lambda a, name: None if a is None else _array(a, api, name)  # noqa: E731
+    try:  # (the arguments as keywords straight to the extension: a **kwargs hop cost ~5 µs a call)
+        return _posattn.attention(
+            q=_operand(q, api, "q"), k=_operand(k, api, "k"), v=_operand(v, api, "v"), scale=scale, causal=causal,
+            key_lengths=int32(key_lengths, "key_lengths"), key_starts=int32(key_starts, "key_starts"),
+            q_segments=int32(q_segments, "q_segments"), k_segments=int32(k_segments, "k_segments"),
+            query_lengths=int32(query_lengths, "query_lengths"), mask=array(mask, "mask"),
+            bias=None if bias is None else _operand(bias, api, "bias"), alibi_slopes=array(alibi_slopes, "alibi_slopes"),
+            alibi_form=alibi_form, t5_table=array(t5_table, "t5_table"), t5_bidirectional=t5_bidirectional,
+            t5_max_distance=t5_max_distance, rope=rope, window=window, shaw=_arrays(shaw, "shaw"),
+            transformer_xl=_arrays(transformer_xl, "transformer_xl"), deberta=_arrays(deberta, "deberta"),
+            check_finite=check_finite, out=out, schedule=schedule, device=device)
+    except TypeError as e:
+        raise _named(api, e, locals()) from None
 
 
 def _arrays(options, name):

@@ -296,6 +296,15 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
 // Threads used by every kernel (Halide's thread pool, 0 <= threads <= 256); 0 restores the default.
 void set_num_threads(int64_t threads);
 
+// Memory for an output the caller allocates through posattn (the Python bindings' outputs when
+// out= is not given): 128-byte aligned, nullptr if it cannot be had. A freed block of 1 MiB or more
+// is kept for a later block it fits, already mapped, so that a call writing it runs at the speed
+// of one given out= (a fresh block faults its pages in on the call's first stores).
+void *allocate_output(size_t bytes);
+void free_output(void *data);
+// The most bytes of freed output blocks kept (1 GiB at first; 0: none); returns the previous limit.
+size_t set_output_cache(size_t bytes);
+
 // The compiled kernels, as "<function>.<target family>" keys with their schedule.
 struct KernelInfo {
     std::string key, function, family, schedule;

@@ -1,0 +1,119 @@
+// Memory blocks kept when freed, for the next block they fit: the kernels' scratch (Halide's
+// halide_malloc / halide_free) and the outputs a binding allocates (allocate_output).
+//
+// glibc serves blocks over 32 MiB with fresh mmap pages and unmaps them on free, so each call paid
+// a page fault per 4 KiB of a large block: DeBERTa attention's per-call key products (40 MiB at
+// H = 8, L = 2048, 512 relative rows) took ~90 ms per call with them and ~79 ms without; allocating
+// RoPE and x + PE calls ran at 14-25% of the speed of the same call with out= (docs/peers.md).
+// Blocks of 1 MiB or more are kept when freed, up to a limit in all, and reused by a later
+// allocation they fit with at most twice its size; blocks of 2 MiB or more ask for transparent huge
+// pages, so that a new one faults once per 2 MiB.
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <utility>
+
+#include "internal.h"
+
+namespace posattn {
+namespace {
+
+constexpr size_t kAlignment = 128;  // Halide asks for the vector alignment (64 on x86, 32 on ARM)
+constexpr size_t kLargeBlock = size_t(1) << 20, kHugePage = size_t(2) << 20;
+
+class BlockCache {
+public:
+    explicit BlockCache(size_t limit) : limit_(limit) {}
+
+    // A block is [header: its capacity][kAlignment - 8 bytes][the caller's bytes: capacity]; the
+    // capacity has kAlignment bytes of slack, since Halide may read a little past the end.
+    void *allocate(size_t size) {
+        size_t capacity = (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
+        if (capacity < size) return nullptr;  // overflow
+        if (capacity >= kLargeBlock) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            auto fit = kept_.lower_bound(capacity);
+            if (fit != kept_.end() && fit->first / 2 <= capacity) {
+                void *base = fit->second;
+                kept_bytes_ -= fit->first;
+                kept_.erase(fit);
+                return static_cast<char *>(base) + kAlignment;
+            }
+        }
+        const bool huge = capacity + kAlignment >= kHugePage;
+        void *base = nullptr;
+        if (posix_memalign(&base, huge ? kHugePage : kAlignment, capacity + kAlignment) != 0) return nullptr;
+        if (huge) madvise(base, capacity + kAlignment, MADV_HUGEPAGE);  // advice only: may be refused
+        *static_cast<size_t *>(base) = capacity;
+        return static_cast<char *>(base) + kAlignment;
+    }
+
+    void release(void *ptr) {
+        if (!ptr) return;
+        void *base = static_cast<char *>(ptr) - kAlignment;
+        size_t capacity = *static_cast<size_t *>(base);
+        if (capacity >= kLargeBlock) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (kept_bytes_ + capacity <= limit_) {
+                kept_.emplace(capacity, base);
+                kept_bytes_ += capacity;
+                return;
+            }
+        }
+        std::free(base);
+    }
+
+    size_t set_limit(size_t limit) {  // returns the previous one
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::swap(limit, limit_);
+        while (kept_bytes_ > limit_) {  // the largest blocks first
+            auto largest = std::prev(kept_.end());
+            kept_bytes_ -= largest->first;
+            std::free(largest->second);
+            kept_.erase(largest);
+        }
+        return limit;
+    }
+
+private:
+    std::mutex mutex_;
+    std::multimap<size_t, void *> kept_;  // free large blocks by capacity
+    size_t kept_bytes_ = 0, limit_;
+};
+
+// Never destroyed: blocks may be freed after static destructors run (a Python array outliving the module).
+BlockCache &scratch_blocks() {
+    static auto *blocks = new BlockCache(size_t(256) << 20);
+    return *blocks;
+}
+
+BlockCache &output_blocks() {
+    static auto *blocks = new BlockCache(size_t(1) << 30);
+    return *blocks;
+}
+
+void *scratch_malloc(void *, size_t size) { return scratch_blocks().allocate(size); }
+void scratch_free(void *, void *ptr) { scratch_blocks().release(ptr); }
+
+}  // namespace
+
+void *allocate_output(size_t bytes) { return output_blocks().allocate(bytes); }
+void free_output(void *data) { output_blocks().release(data); }
+
+size_t set_output_cache(size_t bytes) { return output_blocks().set_limit(bytes); }
+
+namespace detail {
+
+void use_scratch_cache() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        halide_set_custom_malloc(scratch_malloc);
+        halide_set_custom_free(scratch_free);
+    });
+}
+
+}  // namespace detail
+}  // namespace posattn
