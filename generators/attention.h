@@ -129,7 +129,10 @@ struct AttentionTiles {
     bool masks_per_tile = true;
     // Blocks shrink to the keys there are (define_attention). Off on GPUs, whose blocks are a few
     // dozen keys, each a thread's.
-    bool short_blocks = true;
+    bool short_blocks = true;    // A score of ±inf (an Inf in q or k) becomes NaN, and a NaN score a NaN weight, which reaches
+    // the output like a NaN value: the decode shape class, whose output is how the runtime finds
+    // non-finite inputs (runtime/src/attention.cpp: q, k and v then read once, by the kernel).
+    bool infinite_scores_as_nan = false;
 };
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
@@ -321,6 +324,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
         for (auto &gather : gathers) gather();
         score += st.relative_scores(i, jj % G, jj / G, r, tile_row, h, b);
     }
+    if (tiles.infinite_scores_as_nan) score = select(is_inf(score), std::numeric_limits<float>::quiet_NaN(), score);
     Expr logit = score * scale;
     ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
@@ -345,7 +349,10 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // fully masked block gives exp(−inf − lowest) = 0 instead of NaN.
     Expr kb = st.block_keys;
     st.block_max(i, r, tile_row, h, b) = max(maximum(st.logit(i, kb, r, tile_row, h, b)), lowest);
-    st.prob(i, jj, r, tile_row, h, b) = softmax_exp(st.logit(i, jj, r, tile_row, h, b) - st.block_max(i, r, tile_row, h, b));
+    Expr exp_logit = softmax_exp(st.logit(i, jj, r, tile_row, h, b) - st.block_max(i, r, tile_row, h, b));
+    // (softmax_exp clamps its argument, which turns a NaN into a weight: the decode class keeps it.)
+    if (tiles.infinite_scores_as_nan) exp_logit = select(is_nan(st.logit(i, jj, r, tile_row, h, b)), st.logit(i, jj, r, tile_row, h, b), exp_logit);
+    st.prob(i, jj, r, tile_row, h, b) = exp_logit;
     st.block_sum(i, r, tile_row, h, b) = sum(st.prob(i, kb, r, tile_row, h, b));
 
     // Value terms: Σ_j p_ij·table(index(i, j)), by key groups as the score terms: a uniform group
@@ -416,7 +423,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
                                     st.state(d, i, t, h, b)[1] * keep + st.block_sum(block_row, rb, block_tile, h, b) * take,
                                     m_new);
     Expr den = st.state(d, i % Tq, i / Tq, h, b)[1];
-    st.out(d, i, h, b) = select(den > 0.0f, st.state(d, i % Tq, i / Tq, h, b)[0] / den, 0.0f);
+    // (den is 0 exactly for a row without a visible key, NaN where a NaN was read: it shows.)
+    st.out(d, i, h, b) = select(den == 0.0f, 0.0f, st.state(d, i % Tq, i / Tq, h, b)[0] / den);
     return st;
 }
 

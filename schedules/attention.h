@@ -37,7 +37,9 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
                 /*masks_per_tile=*/false, /*short_blocks=*/false};
     }
     auto p = parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class));
-    return {p.query_tile, p.key_block, p.score_keys, p.relative_rows};
+    AttentionTiles tiles{p.query_tile, p.key_block, p.score_keys, p.relative_rows};
+    tiles.infinite_scores_as_nan = shape_class == "decode";
+    return tiles;
 }
 
 inline void schedule_attention(const Halide::Target &target, const std::string &params, const std::string &shape_class,

@@ -659,9 +659,14 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const int64_t left_out = s.Lk - longest;
     auto visible_keys = [&](const Tensor &t, size_t axis) { return detail::slice(t, axis, 0, longest); };
     const Tensor k_visible = visible_keys(k, 2), v_visible = visible_keys(v, 2);
-    // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's projections).
-    if (o.check_finite)
-        for (auto [input, name] : {std::pair{&q, "q"}, {&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
+    // q and the keys the kernel reads are checked before an encoding's own work (DeBERTa's
+    // projections); plain attention's k and v once its kernel is chosen (a decode kernel's output
+    // shows them, below).
+    auto check_keys = [&] {
+        for (auto [input, name] : {std::pair{&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
+    };
+    if (o.check_finite) check.finite_values(q, "q", call);
+    if (o.check_finite && encodings) check_keys();
     EncodingArgs args;
     if (o.alibi) alibi_args(check, *o.alibi, s, args);
     if (o.t5) t5_args(check, *o.t5, s, o.causal, args);
@@ -691,6 +696,13 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const bool narrow = window < s.Lk || ((o.q_segments || o.mask) && vis.widest < s.Lk);
     const char *shape_class = rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
     if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
+    // A decode step reads its KV cache once: a CPU decode kernel makes any NaN or Inf it reads
+    // show in its output (generators/attention.h, infinite_scores_as_nan), so it writes a scratch
+    // output, and k and v are scanned only where that holds one, to name the argument (none found:
+    // float32 products past its range, whose result stands); then out gets the scratch.
+    const bool by_output =
+        o.check_finite && !encodings && call.device == "cpu" && function == args.function + "_decode" && out.numel() > 0;
+    if (o.check_finite && !encodings && !by_output) check_keys();
     if (detail::nothing_to_compute(out, function, call)) return;
 
     if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (SPEC §0)
@@ -717,7 +729,9 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     auto mask_or = [&](const std::optional<Tensor> &given, void *stand_in, DType dtype) {
         return given ? as_rows(visible_keys(*given, 3)) : Tensor{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
     };
-    HalideView q_view(as_rows(q), false), k_view(k_visible, false), v_view(v_visible, false), out_view(as_rows(out), true);
+    std::vector<float> scratch(by_output ? size_t(out.numel()) : 0);
+    const Tensor written = by_output ? Tensor{scratch.data(), DType::float32, out.shape, {}} : out;
+    HalideView q_view(as_rows(q), false), k_view(k_visible, false), v_view(v_visible, false), out_view(as_rows(written), true);
     HalideView first_view(ranges(vis.first), false), end_view(ranges(vis.end), false), from_view(ranges(vis.from), false),
         until_view(ranges(vis.until), false);
     HalideView mask_view(mask_or(vis.mask, no_mask.data(), DType::boolean), false),
@@ -732,6 +746,18 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     for (auto &bind : args.bind) bind(kernel);
     kernel.run();
     out_view.finish();
+    if (!by_output) return;
+    if (std::any_of(scratch.begin(), scratch.end(), [](float x) { return !std::isfinite(x); }))
+        for (int64_t b = 0; b < s.B; b++) {  // the keys each batch's rows see (not a static cache's unused ones)
+            int64_t lo = longest, hi = 0;
+            for (int64_t i = 0; i < s.Lq; i++) {
+                auto [first, end] = vis.keys(b, i, s.Lq);
+                if (first < end) lo = std::min(lo, first), hi = std::max(hi, end);
+            }
+            for (auto [input, name] : {std::pair{&k_visible, "k"}, {&v_visible, "v"}})
+                if (lo < hi) check.finite_values(detail::slice(detail::slice(*input, 0, b, b + 1), 2, lo, hi), name, call);
+        }
+    detail::copy_strided(written, out);
 }
 
 }  // namespace posattn

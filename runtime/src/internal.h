@@ -196,12 +196,13 @@ public:
     HalideView &operator=(const HalideView &) = delete;
     halide_buffer_t *buffer() { return &buffer_; }
     // The native handle of a device buffer (Memory::device), else 0.
-    uint64_t native_device() const { return user_.memory == Memory::device ? reinterpret_cast<uint64_t>(user_.data) : 0; }
+    uint64_t native_device() const { return device_; }
     void finish();
 
 private:
-    Tensor user_;
+    Tensor user_;  // a packed output's own layout, for finish()
     bool output_;
+    uint64_t device_ = 0;
     std::vector<uint8_t> packed_;
     std::vector<halide_dimension_t> dims_;
     halide_buffer_t buffer_{};

@@ -137,6 +137,7 @@ KernelCall::KernelCall(const std::string &function, const CallOptions &call) : e
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
         if (call.device == api->family) device_ = api->interface();
     user_context_ = this;
+    bound_.reserve(32);  // (attention binds ~20)
     bind("__user_context", &user_context_, halide_type_t(halide_type_handle, 64));
 }
 

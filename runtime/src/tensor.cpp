@@ -381,20 +381,27 @@ bool unit_inner_stride(const Tensor &t) {
 
 }  // namespace
 
-HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs) : user_(t), output_(output) {
-    Tensor view = t;
-    if (t.memory == Memory::device) view.data = nullptr;  // no host side
-    else if (!unit_inner_stride(t)) {
+HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs) : output_(output) {
+    // (Per call, ~10 views: no copy of t's shape unless its elements are packed.)
+    void *data = t.data;
+    const bool device = t.memory == Memory::device, packed = !device && !unit_inner_stride(t);
+    if (device) {  // no host side
+        device_ = reinterpret_cast<uint64_t>(t.data);
+        data = nullptr;
+    } else if (packed) {
         packed_.resize(size_t(t.numel()) * dtype_size(t.dtype));
-        view.data = packed_.data();
-        view.strides.clear();
-        if (!output) copy_strided(t, view);
+        data = packed_.data();
+        if (output) user_ = t;  // finish() copies the result there
+        else copy_strided(t, Tensor{data, t.dtype, t.shape, {}});
     }
-    size_t rank = view.shape.size();
+    const size_t rank = t.shape.size();
+    dims_.reserve(rank + 1);
+    int64_t row_major = 1;
     for (size_t d = 0; d < rank; d++) {
         size_t axis = rank - 1 - d;
-        int64_t stride = d == 0 && view.shape[axis] <= 1 ? 1 : view.stride(axis);
-        dims_.emplace_back(0, int32_t(view.shape[axis]), int32_t(stride));
+        int64_t stride = d == 0 && t.shape[axis] <= 1 ? 1 : packed ? row_major : t.stride(axis);
+        dims_.emplace_back(0, int32_t(t.shape[axis]), int32_t(stride));
+        row_major *= t.shape[axis];
     }
     if (pairs) {  // channels c = (pair, member) of d/2 pairs; an odd d's last channel is left out
         int32_t count = dims_[0].extent / 2, interleaved = *pairs == Layout::interleaved;
@@ -404,8 +411,8 @@ HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs
     static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
                                           halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
                                           halide_type_t(halide_type_uint, 8)};
-    buffer_.host = static_cast<uint8_t *>(view.data);
-    buffer_.type = types[int(view.dtype)];
+    buffer_.host = static_cast<uint8_t *>(data);
+    buffer_.type = types[int(t.dtype)];
     buffer_.dimensions = int32_t(dims_.size());
     buffer_.dim = dims_.data();
 }

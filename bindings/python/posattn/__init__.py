@@ -423,8 +423,9 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     from each batch's first valid key). q_segments [B, Lq] and k_segments [B, Lk] (packed
     sequences): a query sees only the keys of its own segment. query_lengths [B]: query rows
     i >= query_lengths[b] are 0.
-    check_finite=False skips the scan of q, k and v for NaN/Inf (a decoding step's second read of
-    its KV cache); a non-finite value then gives undefined output values, never a crash.
+    check_finite=False skips the check of q, k and v for NaN/Inf (a scan before the kernel; a CPU
+    decoding step's kernel shows them in its output instead); a non-finite value then gives
+    undefined output values, never a crash.
     On device="cuda" or "opencl", q, k, v and out may be posattn.DeviceArray buffers the caller
     made in posattn.device_context(device), used in place (out must then be given and is returned).
 

@@ -267,9 +267,10 @@ struct AttentionOptions {
     // Broadcast to [B, Hq, Lq, Lk] (rank 2 to 4, numpy's rules: each dimension 1 or the full extent):
     std::optional<Tensor> mask;  // bool: true = may attend (torch SDPA's boolean attn_mask)
     std::optional<Tensor> bias;  // float32, added to the scaled logits; −inf masks, NaN and +inf are refused
-    // false: q, k and v are not scanned for NaN/Inf, which a decoding step pays with a second read
-    // of its whole KV cache (a third of the call). The caller vouches for them: a non-finite value
-    // then gives undefined output values (NaN, Inf), never a crash or an out-of-bounds access.
+    // NaN/Inf in q, k or v is an error (a scan before the kernel; a CPU decoding step's kernel
+    // shows them in its output instead, reading its KV cache once). false: no check; the caller
+    // vouches for them: a non-finite value then gives undefined output values (NaN, Inf), never a
+    // crash or an out-of-bounds access.
     bool check_finite = true;
     // At most one position encoding:
     std::optional<AlibiAttention> alibi;
