@@ -445,7 +445,7 @@ def attention_benches(rng):
         lambda s: float(np.abs(posattn.attention(*small, causal=True, window=W, **s)
                                - reference.attention(*small, causal=True, window=W)).max())))
     benches += mask_benches(rng, sets, small, out, eager)
-    benches += [gqa_decode_bench(rng), gqa_decode_bench(rng, check_finite=False)]
+    benches += [decode_bench(rng), decode_bench(rng, check_finite=False), decode_bench(rng, Hq=8)]
     return benches
 
 
@@ -487,18 +487,18 @@ def mask_benches(rng, sets, small, out, eager):
     ]
 
 
-def gqa_decode_bench(rng, check_finite=True):
-    """Decoding one token with GQA: q [1, 32, 1, 128] over a 4096-key cache of 8 KV heads, which the
-    runtime runs as one 4-row tile per KV head with plain attention's decode shape class
-    (runtime/src/attention.cpp): the shape the tuner times that class on (the checked call, the
-    first). Memory-bound: its work is the bytes of K and V, read once by the kernel, and once more
-    by the NaN/Inf scan unless check_finite=False."""
-    Hq, Hkv, Lk, D = 32, 8, 4096, 128
+def decode_bench(rng, Hq=32, check_finite=True):
+    """Decoding one token: q [1, Hq, 1, 128] over a 4096-key cache of 8 KV heads. With GQA (Hq 32)
+    the runtime runs one 4-row tile per KV head with plain attention's decode shape class, without
+    (Hq 8) a one-row tile with its decode1 class (runtime/src/attention.cpp): the shapes the tuner
+    times those classes on (the first of each). Memory-bound: its work is the bytes of K and V,
+    read once by the kernel, and once more by the NaN/Inf scan unless check_finite=False."""
+    Hkv, Lk, D = 8, 4096, 128
     q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
     caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32) for _ in range(2)], 2)
     out = np.empty((1, Hq, 1, D), np.float32)
     # Checked on head sizes of whole 16-channel vectors and not (the schedule's two q·k forms).
-    smalls = [[rng.standard_normal(shape, dtype=np.float32) for shape in ((2, 8, 1, D), (2, 2, 300, D), (2, 2, 300, D))]
+    smalls = [[rng.standard_normal(shape, dtype=np.float32) for shape in ((2, Hq // 4, 1, D), (2, 2, 300, D), (2, 2, 300, D))]
               for D in (40, 64)]
 
     def eager(k, v):  # HF's repeat_kv, then materialized scores
@@ -507,7 +507,8 @@ def gqa_decode_bench(rng, check_finite=True):
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
-    return Bench(f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]", 2 * Hkv * Lk * D * 4, "GB/s",
+    name = f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]" if Hq > Hkv else "posattn_attn_plain_f32_decode1[mha]"
+    return Bench(name, 2 * Hkv * Lk * D * 4, "GB/s",
                  lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, check_finite=check_finite, out=out, **s),
                  lambda r: eager(*caches[r % 2]),
                  lambda s: max(float(np.abs(posattn.attention(*small, causal=True, **s)

@@ -403,11 +403,13 @@ def alibi_cases():
 
 
 def plain_attention_function(Hq, Hkv, Lq, Lk, window):
-    """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode shape
-    class for at most 4 query rows per tile (one query folds a GQA group's q heads into rows), its
-    window class for a window narrower than the keys."""
+    """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode1
+    shape class for one query row per tile, its decode class for at most 4 (one query folds a GQA
+    group's q heads into rows), its window class for a window narrower than the keys."""
     narrowed = 0 < window < Lk
     rows = Hq // Hkv if Lq == 1 and Hq > Hkv and not narrowed else Lq
+    if rows == 1:
+        return "posattn_attn_plain_f32_decode1"
     if rows <= 4:
         return "posattn_attn_plain_f32_decode"
     return "posattn_attn_plain_f32_window" if narrowed else "posattn_attn_plain_f32"
@@ -430,6 +432,7 @@ def attention_cases():
         (2, 6, 2, 1, 90, 16, 16, True, [90, 33], None, "blhd", 0),              # [B, L, H, D], padding
         (2, 4, 2, 1, 60, 16, 16, True, None, None, "contiguous", 20),           # a window: not folded
         (1, 4, 4, 1, 33, 64, 64, False, [20], None, "contiguous", 0),           # one query, no GQA, padding
+        (2, 8, 8, 1, 131, 128, 96, True, [131, 60], None, "strided", 0),        # ... D = 128, Dv = 96, strided
         (1, 3, 3, 3, 40, 16, 24, True, None, None, "strided", 0),               # 3 queries (speculative decoding)
         (2, 16, 2, 1, 50, 32, 32, True, [50, 9], None, "contiguous", 0),        # a group of 8: the 32-row tile
         (1, 16, 2, 1, 50, 32, 32, True, None, None, "contiguous", 9),           # ... but with a window, one row

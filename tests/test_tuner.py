@@ -85,20 +85,32 @@ def check_plain_call(schedule, rng, shapes, window, served):
             posattn.attention(q, k, v, causal=True, window=window, schedule=schedule)
 
 
-def test_decode_shape_class_serves_calls_of_at_most_four_rows_per_tile(tune, measure, tmp_path, rng):
-    """A candidate of plain attention's decode class, compiled from its own space's defaults (a
-    4-row tile) and loaded under its own schedule name, serves exactly the calls the runtime gives
-    that class: one query of a GQA group of 4, 4 queries, or one query of a group of 8 with a window
-    (not folded); not 5 queries, nor a folded group of 8 (runtime/src/attention.cpp kDecodeRows)."""
-    function = "posattn_attn_plain_f32_decode"
-    defaults = tune.Space(spaces()["x86"]["attention_decode"]).defaults()
-    assert defaults["query_tile"] == 4 and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 4
+# (Hq, Hkv, Lq, window, served, D, Dv); (D, Dv): channels in whole 16-lane vectors, then not (q·k
+# over rows), then fewer than 16.
+DECODE_CALLS = {
+    # 2 to 4 rows a tile: one query of a GQA group of 4 or 2, 3 or 4 queries; not one row, 5
+    # queries, nor a folded group of 8 (runtime/src/attention.cpp kDecodeRows).
+    "decode": [(8, 2, 1, 0, True, 32, 32), (3, 3, 4, 0, True, 64, 24), (4, 2, 1, 0, True, 40, 40),
+               (8, 2, 3, 0, True, 8, 8), (16, 2, 1, 9, False, 40, 40), (3, 3, 5, 0, False, 32, 32),
+               (16, 2, 1, 0, False, 32, 32)],
+    # One row a tile: one query without GQA, or of a group with a window (not folded); not a
+    # folded group of 2, nor 2 queries.
+    "decode1": [(3, 3, 1, 0, True, 64, 24), (16, 2, 1, 9, True, 40, 40), (2, 2, 1, 0, True, 8, 8),
+                (4, 2, 1, 0, False, 32, 32), (3, 3, 2, 0, False, 32, 32)],
+}
+
+
+@pytest.mark.parametrize("shape_class, rows", [("decode", 4), ("decode1", 1)])
+def test_decode_shape_classes_serve_their_calls(tune, measure, tmp_path, rng, shape_class, rows):
+    """A candidate of plain attention's decode class (a 4-row tile) or decode1 class (one row),
+    compiled from its own space's defaults and loaded under its own schedule name, serves exactly
+    the calls the runtime gives that class (DECODE_CALLS)."""
+    function = f"posattn_attn_plain_f32_{shape_class}"
+    defaults = tune.Space(spaces()["x86"][f"attention_{shape_class}"]).defaults()
+    assert defaults["query_tile"] == rows and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 4
     name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
-    # (D, Dv): channels in whole 16-lane vectors, then not (q·k over rows), then fewer than 16
-    for Hq, Hkv, Lq, window, decode, D, Dv in [(8, 2, 1, 0, True, 32, 32), (3, 3, 4, 0, True, 64, 24),
-                                               (16, 2, 1, 9, True, 40, 40), (8, 2, 3, 0, True, 8, 8),
-                                               (3, 3, 5, 0, False, 32, 32), (16, 2, 1, 0, False, 32, 32)]:
-        check_plain_call(name, rng, ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)), window, decode)
+    for Hq, Hkv, Lq, window, served, D, Dv in DECODE_CALLS[shape_class]:
+        check_plain_call(name, rng, ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)), window, served)
 
 
 def test_window_shape_class_serves_calls_with_a_window_narrower_than_the_keys(tune, measure, tmp_path, rng):

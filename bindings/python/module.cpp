@@ -78,6 +78,7 @@ Tensor view(const std::string &api, const py::array &a, const char *name, bool o
                           "; expected float32 or int32 as documented");
     if (output && !a.writeable()) invalid(api, std::string("argument '") + name + "' is read-only");
     t.data = const_cast<void *>(a.data());
+    t.shape.reserve(size_t(a.ndim())), t.strides.reserve(size_t(a.ndim()));
     for (py::ssize_t d = 0; d < a.ndim(); d++) {
         t.shape.push_back(a.shape(d));
         if (a.strides(d) % a.itemsize() != 0)
@@ -679,7 +680,8 @@ PYBIND11_MODULE(_posattn, m) {
               posattn::attention(qv, kv, vv, o, options, {schedule, device});
               return result;
           },
-          py::arg("q"), py::arg("k"), py::arg("v"), py::kw_only(), py::arg("scale") = py::none(),
+          // (posattn.attention passes every argument positionally; its own signature is keyword-only)
+          py::arg("q"), py::arg("k"), py::arg("v"), py::arg("scale") = py::none(),
           py::arg("causal").noconvert() = false, py::arg("key_lengths") = py::none(), py::arg("key_starts") = py::none(),
           py::arg("q_segments") = py::none(), py::arg("k_segments") = py::none(), py::arg("query_lengths") = py::none(),
           py::arg("mask") = py::none(), py::arg("bias") = py::none(), py::arg("alibi_slopes") = py::none(),

@@ -693,24 +693,25 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const int64_t group = s.Hkv ? s.Hq / s.Hkv : 1;
     const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
     const int64_t rows = fold ? group : s.Lq;
-    // A call of at most kDecodeRows rows per tile runs the kernel's decode shape class (one tile
-    // of that many rows on CPUs), one with a window or packed segments narrower than the keys its
-    // window class (narrower key blocks: the blocks outside each tile's keys are skipped), where
-    // the build has it for this device and schedule; otherwise the kernel itself, with its own tiles.
-    std::string function = args.function;
+    // A call of one row per tile runs the kernel's decode1 shape class (a one-row tile), one of at
+    // most kDecodeRows its decode class (one tile of that many rows on CPUs), one with a window or
+    // packed segments narrower than the keys its window class (narrower key blocks: the blocks
+    // outside each tile's keys are skipped), where the build has it for this device and schedule;
+    // otherwise the kernel itself, with its own tiles.
     const bool narrow = window < s.Lk || ((o.q_segments || o.mask) && vis.widest < s.Lk);
-    const char *shape_class = rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
-    if (shape_class && detail::find_kernel(function + shape_class, call)) function += shape_class;
+    const char *shape_class = rows == 1 ? "_decode1" : rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
+    const detail::KernelEntry *kernel_entry = shape_class ? detail::find_kernel(args.function + shape_class, call) : nullptr;
+    const bool decode_class = kernel_entry && rows <= kDecodeRows;
+    if (!kernel_entry) kernel_entry = &detail::require_kernel(args.function, call);
     // A decode step reads its KV cache once: a CPU decode kernel makes any NaN or Inf it reads
     // show in its output (generators/attention.h, infinite_scores_as_nan), so it writes a scratch
     // output, and k and v are scanned only where that holds one, to name the argument (none found:
     // float32 products past its range, whose result stands); then out gets the scratch.
     // (x86 only: the ARM build's decode kernel was seen to give a finite row for a NaN in a key it
     // read, qemu, Halide 21, 2026-12-06; there k and v are scanned first.)
-    const bool by_output = kX86 && o.check_finite && !encodings && call.device == "cpu" &&
-                           function == args.function + "_decode" && out.numel() > 0;
+    const bool by_output = kX86 && o.check_finite && !encodings && call.device == "cpu" && decode_class && out.numel() > 0;
     if (o.check_finite && !encodings && !by_output) check_keys();
-    if (detail::nothing_to_compute(out, function, call)) return;
+    if (out.numel() == 0) return;
 
     if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (SPEC §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
@@ -743,7 +744,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         until_view(ranges(vis.until), false);
     HalideView mask_view(mask_or(vis.mask, no_mask.data(), DType::boolean), false),
         bias_view(mask_or(vis.bias, no_bias.data(), DType::float32), false);
-    KernelCall kernel(function, call);
+    KernelCall kernel(*kernel_entry, call);
     kernel.arg("q", q_view).arg("k", k_view).arg("v", v_view).arg("key_first", first_view).arg("key_end", end_view)
         .arg("keys_from", from_view).arg("keys_until", until_view)
         .arg("mask", mask_view).arg("bias", bias_view).arg("masked", int32_t(masked))

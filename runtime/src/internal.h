@@ -5,7 +5,6 @@
 #include <array>
 #include <cstring>
 #include <type_traits>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -91,7 +90,7 @@ public:
                      const std::string &B_what) const;
 
 private:
-    void shape(const Tensor &t, const std::string &arg, DType dtype, std::initializer_list<size_t> ranks) const;
+    void shape(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
 
     std::string api_;
 };
@@ -204,7 +203,7 @@ private:
     bool output_;
     uint64_t device_ = 0;
     std::vector<uint8_t> packed_;
-    std::vector<halide_dimension_t> dims_;
+    std::array<halide_dimension_t, 8> dims_;  // (inline: ~10 views a call; ranks here are at most 5)
     halide_buffer_t buffer_{};
 };
 
@@ -235,17 +234,24 @@ private:
 // One call of one compiled kernel: selects the registry entry for (function, cpu family,
 // schedule), binds every argument the kernel's metadata declares by name, and runs it. Halide's
 // runtime errors during the call are collected and thrown as Error(kernel_failed).
+// Arguments are bound by name, each name once; storage is inline (a call at decoding sizes takes
+// a few µs, where each allocation counted).
 class KernelCall {
     using Scalar = std::aligned_storage_t<8, 8>;  // storage for one scalar argument
+    static constexpr size_t kMaxArguments = 48;  // (attention with DeBERTa binds ~25)
 
 public:
     KernelCall(const std::string &function, const CallOptions &call);
+    KernelCall(const KernelEntry &entry, const CallOptions &call);
+    KernelCall(const KernelCall &) = delete;  // the user context points at it
+    KernelCall &operator=(const KernelCall &) = delete;
     KernelCall &arg(const char *name, HalideView &view);
     // A scalar (float, double, int32_t or bool), typed by Halide's own halide_type_of<T>().
     template <typename T>
     KernelCall &arg(const char *name, T value) {
         static_assert(sizeof(T) <= sizeof(Scalar), "scalar argument too large");
-        void *slot = &scalars_.emplace_back();
+        check_room();
+        void *slot = &scalars_[bound_count_];
         std::memcpy(slot, &value, sizeof(T));
         return bind(name, slot, halide_type_of<T>());
     }
@@ -254,21 +260,24 @@ public:
     std::string halide_errors;  // appended to by halide_error() through the user context
 
 private:
+    using Arguments = std::array<void *, kMaxArguments>;
     KernelCall &bind(const char *name, void *address, halide_type_t type);
-    int run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv, const std::vector<uint64_t> &natives);
-    ArgvFunction cpu_instance(const halide_filter_metadata_t *meta, const std::vector<void *> &argv) const;
+    void check_room() const;  // room for one more binding, or Error
+    int run_on_device(const halide_filter_metadata_t *meta, Arguments &argv, const std::array<uint64_t, kMaxArguments> &natives);
+    ArgvFunction cpu_instance(const halide_filter_metadata_t *meta, const Arguments &argv) const;
 
     const KernelEntry *entry_ = nullptr;
     const halide_device_interface_t *device_ = nullptr;  // a GPU API's kernel: see run()
     void *user_context_ = nullptr;
-    std::deque<Scalar> scalars_;
     struct Bound {
         const char *name;  // a string literal, as every caller's
         void *address;
         halide_type_t type;
         uint64_t native_device = 0;  // a buffer's device handle where it is a device buffer
     };
-    std::vector<Bound> bound_;
+    std::array<Bound, kMaxArguments> bound_;
+    std::array<Scalar, kMaxArguments> scalars_;  // a scalar's slot: its binding's index
+    size_t bound_count_ = 0;
 };
 
 }  // namespace posattn::detail

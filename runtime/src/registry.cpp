@@ -130,42 +130,58 @@ bool nothing_to_compute(const Tensor &out, const std::string &function, const Ca
     return out.numel() == 0;
 }
 
-KernelCall::KernelCall(const std::string &function, const CallOptions &call) : entry_(&require_kernel(function, call)) {
+KernelCall::KernelCall(const std::string &function, const CallOptions &call) : KernelCall(require_kernel(function, call), call) {}
+
+KernelCall::KernelCall(const KernelEntry &entry, const CallOptions &call) : entry_(&entry) {
     use_scratch_cache();
     const bool gpu = call.device != "cpu";
     if (call.device == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)
         if (call.device == api->family) device_ = api->interface();
     user_context_ = this;
-    bound_.reserve(32);  // (attention binds ~20)
     bind("__user_context", &user_context_, halide_type_t(halide_type_handle, 64));
 }
 
+void KernelCall::check_room() const {
+    if (bound_count_ == kMaxArguments)
+        throw Error(Error::Kind::unsupported, std::string("posattn: kernel ") + entry_->function + " bound more than " +
+                                                  std::to_string(kMaxArguments) + " arguments");
+}
+
 KernelCall &KernelCall::bind(const char *name, void *address, halide_type_t type) {
-    bound_.push_back({name, address, type});
+    check_room();
+    bound_[bound_count_++] = {name, address, type};
     return *this;
 }
 
 KernelCall &KernelCall::arg(const char *name, HalideView &view) {
     bind(name, view.buffer(), view.buffer()->type);
-    bound_.back().native_device = view.native_device();
+    bound_[bound_count_ - 1].native_device = view.native_device();
     return *this;
 }
 
 void KernelCall::run() {
     const halide_filter_metadata_t *meta = entry_->metadata();
-    std::vector<void *> argv(size_t(meta->num_arguments));
-    std::vector<uint64_t> natives(argv.size());
+    if (size_t(meta->num_arguments) > kMaxArguments)
+        throw Error(Error::Kind::unsupported, std::string("posattn: kernel ") + entry_->function + " has " +
+                                                  std::to_string(meta->num_arguments) + " arguments; the runtime binds at most " +
+                                                  std::to_string(kMaxArguments));
+    Arguments argv{};
+    std::array<uint64_t, kMaxArguments> natives{};
+    size_t next = 0;  // callers bind mostly in the kernel's order: look there first
     for (int a = 0; a < meta->num_arguments; a++) {
         const halide_filter_argument_t &formal = meta->arguments[a];
-        auto it = std::find_if(bound_.rbegin(), bound_.rend(), [&](const Bound &b) { return !std::strcmp(b.name, formal.name); });
-        if (it == bound_.rend() || !(it->type == formal.type))
+        size_t at = 0;
+        while (at < bound_count_ && std::strcmp(bound_[(next + at) % bound_count_].name, formal.name)) at++;
+        const Bound *found = at < bound_count_ ? &bound_[(next + at) % bound_count_] : nullptr;
+        if (!found || !(found->type == formal.type))
             throw Error(Error::Kind::unsupported, std::string("posattn: kernel ") + entry_->function +
                                                       " expects argument '" + formal.name +
                                                       "', which the runtime did not bind with its type");
-        argv[size_t(a)] = it->address;
-        natives[size_t(a)] = it->native_device;
-        if (it->native_device && !device_)  // (the argument checks say so first)
+        next = (next + at + 1) % bound_count_;
+        argv[size_t(a)] = found->address;
+        natives[size_t(a)] = found->native_device;
+        if (found->native_device && !device_)  // (the argument checks say so first)
             throw Error(Error::Kind::invalid_argument, std::string("posattn: argument '") + formal.name +
                                                            "' is device memory; expected host memory on a CPU call");
     }
@@ -187,7 +203,7 @@ void KernelCall::run() {
 
 // The kernel, or its twin with non-temporal output stores where the outputs are too large to
 // stay cached for their consumer anyway (a store then skips reading its line first).
-ArgvFunction KernelCall::cpu_instance(const halide_filter_metadata_t *meta, const std::vector<void *> &argv) const {
+ArgvFunction KernelCall::cpu_instance(const halide_filter_metadata_t *meta, const Arguments &argv) const {
     if (!entry_->nontemporal_argv) return entry_->argv;
     size_t output_bytes = 0;
     for (int a = 0; a < meta->num_arguments; a++)
@@ -199,8 +215,8 @@ ArgvFunction KernelCall::cpu_instance(const halide_filter_metadata_t *meta, cons
 // Stages every host buffer argument through its own device copy and wraps every device buffer's
 // handle, runs the kernel, waits for the device buffers it writes, copies the host outputs back
 // and frees the copies (also after a failure); returns the first failing status.
-int KernelCall::run_on_device(const halide_filter_metadata_t *meta, std::vector<void *> &argv,
-                              const std::vector<uint64_t> &natives) {
+int KernelCall::run_on_device(const halide_filter_metadata_t *meta, Arguments &argv,
+                              const std::array<uint64_t, kMaxArguments> &natives) {
     std::deque<DeviceStaging> staged;
     std::vector<halide_buffer_t *> wrapped;
     int status = 0;

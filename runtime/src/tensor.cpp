@@ -52,73 +52,80 @@ void Checker::fail(const std::string &message) const {
     throw Error(Error::Kind::invalid_argument, "posattn." + api_ + ": " + message);
 }
 
+namespace {
+std::string argument(const char *name) { return std::string("argument '") + name + "'"; }
+}  // namespace
+
 void Checker::tensor(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
-    std::string arg = std::string("argument '") + name + "'";
     if (t.memory != Memory::host)
-        fail(arg + " is device memory; expected host memory (the runtime reads this argument itself)");
-    shape(t, arg, dtype, ranks);
+        fail(argument(name) + " is device memory; expected host memory (the runtime reads this argument itself)");
+    shape(t, name, dtype, ranks);
 }
 
 void Checker::host_or_device(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks,
                              const CallOptions &call) const {
     if (t.memory == Memory::host) return tensor(t, name, dtype, ranks);
-    std::string arg = std::string("argument '") + name + "'";
-    if (t.memory != Memory::device) fail(arg + " has unknown memory " + std::to_string(int(t.memory)));
+    if (t.memory != Memory::device) fail(argument(name) + " has unknown memory " + std::to_string(int(t.memory)));
     if (call.device != "cuda" && call.device != "opencl")
-        fail(arg + " is device memory; expected a call on its device, cuda or opencl (this call's device: " + call.device + ")");
-    shape(t, arg, dtype, ranks);
+        fail(argument(name) + " is device memory; expected a call on its device, cuda or opencl (this call's device: " +
+             call.device + ")");
+    shape(t, name, dtype, ranks);
     // The kernel indexes it from its start, with Halide's unit innermost stride.
     for (size_t d = 0; d < t.shape.size(); d++)
         if (t.stride(d) < 0 || (d + 1 == t.shape.size() && t.shape[d] > 1 && t.stride(d) != 1))
-            fail(arg + " is device memory with strides " + shape_string(t.strides) +
+            fail(argument(name) + " is device memory with strides " + shape_string(t.strides) +
                  "; expected strides >= 0 and an innermost stride of 1");
 }
 
-void Checker::shape(const Tensor &t, const std::string &arg, DType dtype, std::initializer_list<size_t> ranks) const {
-    bool rank_ok = false;
-    std::string expected_ranks;
-    for (size_t r : ranks) {
-        rank_ok |= t.shape.size() == r;
-        expected_ranks += (expected_ranks.empty() ? "" : " or ") + std::to_string(r);
-    }
-    if (!rank_ok)
-        fail(arg + " has rank " + std::to_string(t.shape.size()) + " (shape " + shape_string(t.shape) +
+// (Messages are made on failure only: a call at decoding sizes takes a few µs.)
+void Checker::shape(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const {
+    if (std::find(ranks.begin(), ranks.end(), t.shape.size()) == ranks.end()) {
+        std::string expected_ranks;
+        for (size_t r : ranks) expected_ranks += (expected_ranks.empty() ? "" : " or ") + std::to_string(r);
+        fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + " (shape " + shape_string(t.shape) +
              "); expected rank " + expected_ranks);
+    }
     if (t.dtype != dtype)
-        fail(arg + " has dtype " + dtype_name(t.dtype) + "; expected " + dtype_name(dtype));
+        fail(argument(name) + " has dtype " + dtype_name(t.dtype) + "; expected " + dtype_name(dtype));
     if (!t.strides.empty() && t.strides.size() != t.shape.size())
-        fail(arg + " has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(t.shape.size()));
+        fail(argument(name) + " has " + std::to_string(t.strides.size()) + " strides for rank " + std::to_string(t.shape.size()));
     // Halide buffers hold 32-bit extents and strides; element offsets must not overflow.
     int64_t elements = 1;
     for (size_t d = 0; d < t.shape.size(); d++) {
-        if (t.shape[d] < 0) fail(arg + " has a negative extent in shape " + shape_string(t.shape));
+        if (t.shape[d] < 0) fail(argument(name) + " has a negative extent in shape " + shape_string(t.shape));
         if (t.shape[d] > INT32_MAX)
-            fail(arg + " dimension " + std::to_string(d) + " has extent " + std::to_string(t.shape[d]) +
+            fail(argument(name) + " dimension " + std::to_string(d) + " has extent " + std::to_string(t.shape[d]) +
                  "; expected at most 2^31-1");
         int64_t stride = t.stride(d);
         if (stride > INT32_MAX || stride < -int64_t(INT32_MAX))
-            fail(arg + " dimension " + std::to_string(d) + " has stride " + std::to_string(stride) +
+            fail(argument(name) + " dimension " + std::to_string(d) + " has stride " + std::to_string(stride) +
                  "; expected |stride| < 2^31");
         if (t.shape[d] > 0 && elements > (INT64_MAX / 16) / t.shape[d])
-            fail(arg + " with shape " + shape_string(t.shape) + " has too many elements (size overflow)");
+            fail(argument(name) + " with shape " + shape_string(t.shape) + " has too many elements (size overflow)");
         elements *= t.shape[d];
     }
-    if (elements > 0 && t.data == nullptr) fail(arg + " has null data");
+    if (elements > 0 && t.data == nullptr) fail(argument(name) + " has null data");
 }
 
 void Checker::output(const Tensor &t, const char *name) const {
     if (t.numel() == 0) return;  // (NumPy gives empty arrays zero strides)
     // Non-overlapping if, with dims sorted by |stride|, each stride clears the previous dim's span.
-    std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
-    for (size_t d = 0; d < t.shape.size(); d++)
-        if (t.shape[d] > 1) dims.emplace_back(std::llabs(t.stride(d)), t.shape[d]);
-    std::sort(dims.begin(), dims.end());
+    std::array<std::pair<int64_t, int64_t>, 8> dims;  // (|stride|, extent), inline: ranks here are at most 5
+    if (t.shape.size() > dims.size()) fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
+    size_t count = 0;
+    for (size_t d = 0; d < t.shape.size(); d++) {  // (an insertion sort)
+        if (t.shape[d] <= 1) continue;
+        const std::pair<int64_t, int64_t> dim{std::llabs(t.stride(d)), t.shape[d]};
+        size_t at = count++;
+        for (; at > 0 && dim < dims[at - 1]; at--) dims[at] = dims[at - 1];
+        dims[at] = dim;
+    }
     int64_t span = 1;
-    for (auto [stride, extent] : dims) {
-        if (stride < span)
-            fail(std::string("argument '") + name + "' has overlapping elements (strides " +
-                 shape_string(t.strides) + "); an output must not alias itself");
-        span = stride * extent;
+    for (size_t i = 0; i < count; i++) {
+        if (dims[i].first < span)
+            fail(argument(name) + " has overlapping elements (strides " + shape_string(t.strides) +
+                 "); an output must not alias itself");
+        span = dims[i].first * dims[i].second;
     }
 }
 
@@ -330,8 +337,8 @@ void copy_strided(const Tensor &from, const Tensor &to) {
 
 Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end) {
     Tensor c = t;
-    c.strides.clear();
-    for (size_t d = 0; d < t.shape.size(); d++) c.strides.push_back(t.stride(d));
+    c.strides.resize(t.shape.size());
+    for (size_t d = 0; d < t.shape.size(); d++) c.strides[d] = t.stride(d);
     c.data = static_cast<uint8_t *>(t.data) + begin * t.stride(axis) * int64_t(dtype_size(t.dtype));
     c.shape[axis] = end - begin;
     return c;
@@ -394,26 +401,28 @@ HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs
         if (output) user_ = t;  // finish() copies the result there
         else copy_strided(t, Tensor{data, t.dtype, t.shape, {}});
     }
-    const size_t rank = t.shape.size();
-    dims_.reserve(rank + 1);
+    const size_t rank = t.shape.size(), dims = rank + (pairs ? 1 : 0);
+    if (dims > dims_.size())
+        throw Error(Error::Kind::unsupported, "posattn: a kernel view of rank " + std::to_string(dims) + "; at most " +
+                                                  std::to_string(dims_.size()));
     int64_t row_major = 1;
     for (size_t d = 0; d < rank; d++) {
         size_t axis = rank - 1 - d;
         int64_t stride = d == 0 && t.shape[axis] <= 1 ? 1 : packed ? row_major : t.stride(axis);
-        dims_.emplace_back(0, int32_t(t.shape[axis]), int32_t(stride));
+        dims_[d + (pairs && d > 0 ? 1 : 0)] = halide_dimension_t(0, int32_t(t.shape[axis]), int32_t(stride));
         row_major *= t.shape[axis];
     }
     if (pairs) {  // channels c = (pair, member) of d/2 pairs; an odd d's last channel is left out
         int32_t count = dims_[0].extent / 2, interleaved = *pairs == Layout::interleaved;
         dims_[0] = halide_dimension_t(0, count, interleaved ? 2 : 1);
-        dims_.insert(dims_.begin() + 1, halide_dimension_t(0, 2, interleaved ? 1 : count));
+        dims_[1] = halide_dimension_t(0, 2, interleaved ? 1 : count);
     }
     static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
                                           halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
                                           halide_type_t(halide_type_uint, 8)};
     buffer_.host = static_cast<uint8_t *>(data);
     buffer_.type = types[int(t.dtype)];
-    buffer_.dimensions = int32_t(dims_.size());
+    buffer_.dimensions = int32_t(dims);
     buffer_.dim = dims_.data();
 }
 

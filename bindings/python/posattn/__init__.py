@@ -452,17 +452,14 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
                 for key, value in rope.items()}
     int32 = lambda a, name: None if a is None else _int32(a, api, name, ("out", out))  # noqa: E731
     array = lambda a, name: None if a is None else _array(a, api, name)  # noqa: E731
-    try:  # (the arguments as keywords straight to the extension: a **kwargs hop cost ~5 µs a call)
+    try:  # (positionally, in the extension's order: a keyword costs pybind11 a string lookup, ~3 µs a call in all)
         return _posattn.attention(
-            q=_operand(q, api, "q"), k=_operand(k, api, "k"), v=_operand(v, api, "v"), scale=scale, causal=causal,
-            key_lengths=int32(key_lengths, "key_lengths"), key_starts=int32(key_starts, "key_starts"),
-            q_segments=int32(q_segments, "q_segments"), k_segments=int32(k_segments, "k_segments"),
-            query_lengths=int32(query_lengths, "query_lengths"), mask=array(mask, "mask"),
-            bias=None if bias is None else _operand(bias, api, "bias"), alibi_slopes=array(alibi_slopes, "alibi_slopes"),
-            alibi_form=alibi_form, t5_table=array(t5_table, "t5_table"), t5_bidirectional=t5_bidirectional,
-            t5_max_distance=t5_max_distance, rope=rope, window=window, shaw=_arrays(shaw, "shaw"),
-            transformer_xl=_arrays(transformer_xl, "transformer_xl"), deberta=_arrays(deberta, "deberta"),
-            check_finite=check_finite, out=out, schedule=schedule, device=device)
+            _operand(q, api, "q"), _operand(k, api, "k"), _operand(v, api, "v"), scale, causal,
+            int32(key_lengths, "key_lengths"), int32(key_starts, "key_starts"), int32(q_segments, "q_segments"),
+            int32(k_segments, "k_segments"), int32(query_lengths, "query_lengths"), array(mask, "mask"),
+            None if bias is None else _operand(bias, api, "bias"), array(alibi_slopes, "alibi_slopes"), alibi_form,
+            array(t5_table, "t5_table"), t5_bidirectional, t5_max_distance, rope, window, _arrays(shaw, "shaw"),
+            _arrays(transformer_xl, "transformer_xl"), _arrays(deberta, "deberta"), check_finite, out, schedule, device)
     except TypeError as e:
         raise _named(api, e, locals()) from None
 
