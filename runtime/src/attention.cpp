@@ -719,15 +719,16 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
         return zeros.commit();
     }
-    auto heads_as_rows = [&](const Tensor &t) {
-        return Tensor{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
-                      {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory};
+    using detail::Strided;
+    auto as_rows = [&](const Tensor &t) {
+        return fold ? Strided{t.data, t.dtype, {s.B, s.Hkv, group, t.shape[3]},
+                              {t.stride(0), group * t.stride(1), t.stride(1), t.stride(3)}, t.memory}
+                    : Strided{t};
     };
-    auto as_rows = [&](const Tensor &t) { return fold ? heads_as_rows(t) : t; };
     // Key ranges [B, rows], shared by the rows (a zero stride) unless they differ per query.
     auto ranges = [&](const std::vector<int32_t> &values) {
-        return Tensor{const_cast<int32_t *>(values.data()), DType::int32, {s.B, rows},
-                      {vis.per_row ? s.Lq : 1, vis.per_row && !fold ? 1 : 0}};
+        return Strided{const_cast<int32_t *>(values.data()), DType::int32, {s.B, rows},
+                       {vis.per_row ? s.Lq : 1, vis.per_row && !fold ? 1 : 0}};
     };
     // A mask or bias not given is read nowhere (the kernel is specialized on `masked`), but its
     // bounds are checked: a row of Lk ones or zeros stands in for it.
@@ -735,7 +736,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     std::vector<uint8_t> no_mask(vis.mask ? 0 : size_t(longest), 1);
     std::vector<float> no_bias(vis.bias ? 0 : size_t(longest), 0.0f);
     auto mask_or = [&](const std::optional<Tensor> &given, void *stand_in, DType dtype) {
-        return given ? as_rows(visible_keys(*given, 3)) : Tensor{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
+        return given ? as_rows(visible_keys(*given, 3)) : Strided{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
     };
     std::vector<float> scratch(by_output ? size_t(out.numel()) : 0);
     const Tensor written = by_output ? Tensor{scratch.data(), DType::float32, out.shape, {}} : out;

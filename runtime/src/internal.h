@@ -182,6 +182,22 @@ Tensor with_leading_batch(const Tensor &t);
 // max(positions) + 1, and 0 if there is none (HF's current length).
 int64_t max_position_plus_one(const Tensor &positions);
 
+// A tensor's layout held inline (rank at most 8), for the views the runtime makes around a kernel
+// call: each vector of a Tensor is an allocation, and a call at decoding sizes takes a few µs.
+struct Strided {
+    void *data = nullptr;
+    DType dtype = DType::float32;
+    Memory memory = Memory::host;
+    size_t rank = 0;
+    std::array<int64_t, 8> shape{}, strides{};  // strides in elements, always explicit
+
+    Strided(const Tensor &t);  // (implicit: any Tensor where a view is made)
+    Strided(void *data, DType dtype, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides,
+            Memory memory = Memory::host);
+    int64_t numel() const;
+    Tensor tensor() const;
+};
+
 // A tensor as a halide_buffer_t (dims reversed: Halide's dim 0 is the innermost). Halide kernels
 // need a unit innermost stride; any other view is packed into a contiguous copy, and an output so
 // packed is written back by finish() only after the kernel succeeded. With `pairs`, the channel
@@ -190,7 +206,7 @@ int64_t max_position_plus_one(const Tensor &positions);
 // wraps its native handle.
 class HalideView {
 public:
-    HalideView(const Tensor &t, bool output, std::optional<Layout> pairs = std::nullopt);
+    HalideView(const Strided &t, bool output, std::optional<Layout> pairs = std::nullopt);
     HalideView(const HalideView &) = delete;
     HalideView &operator=(const HalideView &) = delete;
     halide_buffer_t *buffer() { return &buffer_; }
@@ -199,7 +215,7 @@ public:
     void finish();
 
 private:
-    Tensor user_;  // a packed output's own layout, for finish()
+    std::optional<Strided> user_;  // a packed output's own layout, for finish()
     bool output_;
     uint64_t device_ = 0;
     std::vector<uint8_t> packed_;

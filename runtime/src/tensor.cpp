@@ -231,21 +231,21 @@ bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step, uint32_t allo
 // halide_do_par_for's task `index`: elements [index·per_task, (index + 1)·per_task) of t, in
 // row-major order (a row: the innermost axis).
 struct FiniteScan {
-    const Tensor *t;
+    const Strided *t;
     int64_t per_task;
     uint32_t allowed;  // a non-finite value's bits that are not refused (−inf), or 0
     std::atomic<bool> found{false};
 
     static int task(void *, int index, uint8_t *closure) {
         auto *scan = reinterpret_cast<FiniteScan *>(closure);
-        const Tensor &t = *scan->t;
-        const size_t inner = t.shape.size() - 1;
-        const int64_t n = t.shape[inner], step = t.stride(inner);
+        const Strided &t = *scan->t;
+        const size_t inner = t.rank - 1;
+        const int64_t n = t.shape[inner], step = t.strides[inner];
         const auto *bits = static_cast<const uint32_t *>(t.data);
         for (int64_t e = index * scan->per_task, end = std::min(t.numel(), e + scan->per_task); e < end;) {
             int64_t column = e % n, count = std::min(n - column, end - e), offset = column * step;
             for (size_t d = inner, rest = size_t(e / n); d-- > 0; rest /= size_t(t.shape[d]))
-                offset += int64_t(rest % size_t(t.shape[d])) * t.stride(d);
+                offset += int64_t(rest % size_t(t.shape[d])) * t.strides[d];
             if (any_non_finite(bits + offset, count, step, scan->allowed)) scan->found = true;
             e += count;
         }
@@ -261,18 +261,20 @@ void Checker::finite_values(const Tensor &t, const char *name, const CallOptions
     if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name, {}, minus_inf);
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
-    Tensor merged{t.data, t.dtype, {}, {}};
+    Strided merged{t.data, t.dtype, {}, {}};
+    if (t.shape.size() > merged.shape.size()) fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
     for (size_t d = 0; d < t.shape.size(); d++) {
         if (t.shape[d] == 1) continue;
-        if (!merged.shape.empty() && merged.strides.back() == t.stride(d) * t.shape[d]) {  // steps over axis d whole
-            merged.shape.back() *= t.shape[d];
-            merged.strides.back() = t.stride(d);
+        const size_t last = merged.rank - 1;
+        if (merged.rank && merged.strides[last] == t.stride(d) * t.shape[d]) {  // steps over axis d whole
+            merged.shape[last] *= t.shape[d];
+            merged.strides[last] = t.stride(d);
         } else {
-            merged.shape.push_back(t.shape[d]);
-            merged.strides.push_back(t.stride(d));
+            merged.shape[merged.rank] = t.shape[d];
+            merged.strides[merged.rank++] = t.stride(d);
         }
     }
-    if (merged.shape.empty()) merged.shape = merged.strides = {1};
+    if (merged.rank == 0) merged = Strided{t.data, t.dtype, {1}, {1}};
     FiniteScan scan{&merged, int64_t(1) << 16, minus_inf ? 0xff800000u : 0u};
     const int tasks = int((numel + scan.per_task - 1) / scan.per_task);
     if (tasks == 1) FiniteScan::task(nullptr, 0, reinterpret_cast<uint8_t *>(&scan));
@@ -380,35 +382,52 @@ int64_t max_position_plus_one(const Tensor &positions) {
     return length;
 }
 
-namespace {
-
-bool unit_inner_stride(const Tensor &t) {
-    return t.shape.empty() || t.shape.back() <= 1 || t.stride(t.shape.size() - 1) == 1;
+Strided::Strided(const Tensor &t) : data(t.data), dtype(t.dtype), memory(t.memory), rank(t.shape.size()) {
+    if (rank > shape.size())
+        throw Error(Error::Kind::unsupported, "posattn: a view of rank " + std::to_string(rank) + "; at most " +
+                                                  std::to_string(shape.size()));
+    for (size_t d = 0; d < rank; d++) shape[d] = t.shape[d], strides[d] = t.stride(d);
 }
 
-}  // namespace
+Strided::Strided(void *data, DType dtype, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides,
+                 Memory memory)
+    : data(data), dtype(dtype), memory(memory), rank(shape.size()) {
+    std::copy(shape.begin(), shape.end(), this->shape.begin());
+    std::copy(strides.begin(), strides.end(), this->strides.begin());
+}
 
-HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs) : output_(output) {
-    // (Per call, ~10 views: no copy of t's shape unless its elements are packed.)
+int64_t Strided::numel() const {
+    int64_t n = 1;
+    for (size_t d = 0; d < rank; d++) n *= shape[d];
+    return n;
+}
+
+Tensor Strided::tensor() const {
+    return Tensor{data, dtype, {shape.begin(), shape.begin() + rank}, {strides.begin(), strides.begin() + rank}, memory};
+}
+
+HalideView::HalideView(const Strided &t, bool output, std::optional<Layout> pairs) : output_(output) {
     void *data = t.data;
-    const bool device = t.memory == Memory::device, packed = !device && !unit_inner_stride(t);
+    const bool unit_inner_stride = t.rank == 0 || t.shape[t.rank - 1] <= 1 || t.strides[t.rank - 1] == 1;
+    const bool device = t.memory == Memory::device, packed = !device && !unit_inner_stride;
     if (device) {  // no host side
         device_ = reinterpret_cast<uint64_t>(t.data);
         data = nullptr;
     } else if (packed) {
         packed_.resize(size_t(t.numel()) * dtype_size(t.dtype));
         data = packed_.data();
+        const Tensor user = t.tensor();
         if (output) user_ = t;  // finish() copies the result there
-        else copy_strided(t, Tensor{data, t.dtype, t.shape, {}});
+        else copy_strided(user, Tensor{data, t.dtype, user.shape, {}});
     }
-    const size_t rank = t.shape.size(), dims = rank + (pairs ? 1 : 0);
+    const size_t rank = t.rank, dims = rank + (pairs ? 1 : 0);
     if (dims > dims_.size())
         throw Error(Error::Kind::unsupported, "posattn: a kernel view of rank " + std::to_string(dims) + "; at most " +
                                                   std::to_string(dims_.size()));
     int64_t row_major = 1;
     for (size_t d = 0; d < rank; d++) {
         size_t axis = rank - 1 - d;
-        int64_t stride = d == 0 && t.shape[axis] <= 1 ? 1 : packed ? row_major : t.stride(axis);
+        int64_t stride = d == 0 && t.shape[axis] <= 1 ? 1 : packed ? row_major : t.strides[axis];
         dims_[d + (pairs && d > 0 ? 1 : 0)] = halide_dimension_t(0, int32_t(t.shape[axis]), int32_t(stride));
         row_major *= t.shape[axis];
     }
@@ -427,11 +446,11 @@ HalideView::HalideView(const Tensor &t, bool output, std::optional<Layout> pairs
 }
 
 void HalideView::finish() {
-    if (output_ && !packed_.empty()) {
-        Tensor packed = user_;
+    if (output_ && user_) {
+        Tensor user = user_->tensor(), packed = user;
         packed.data = packed_.data();
         packed.strides.clear();
-        copy_strided(packed, user_);
+        copy_strided(packed, user);
     }
 }
 

@@ -137,7 +137,7 @@ def _tensors(function):
 
     @functools.wraps(function)
     def call(*args, **kwargs):  # (on every call: no signature binding, only a look at each value)
-        first = next(filter(_foreign, (*args, *kwargs.values())), None)
+        first = _first_foreign((*args, *kwargs.values()))
         if first is None:
             return function(*args, **kwargs)
         library = sys.modules.get(type(first).__module__.partition(".")[0])
@@ -147,6 +147,15 @@ def _tensors(function):
         return _as_library(result, library, {id(kwargs[name]): tensor for name, tensor in callers.items()})
 
     return call
+
+
+def _first_foreign(values):
+    """The first of values that is another library's tensor, or None (a plain loop: at decoding
+    sizes a call takes µs, and filter() with a call per value cost twice as much)."""
+    for value in values:
+        if type(value) is not np.ndarray and _foreign(value):
+            return value
+    return None
 
 
 def _as_library(result, library, callers):
@@ -440,28 +449,43 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     "p2c_index": "code" | "paper"}: a term is on when its weight is given; scale defaults to
     1/sqrt(D·(1 + terms)).
     """
+    api, nd, written = "attention", np.ndarray, ("out", out)
+    if rope is not None:
+        rope = _attention_rope(rope, q, out)
+    # The arguments positionally, in the extension's order (a keyword costs pybind11 a string
+    # lookup), each converted inline where given (a helper call per argument, even for None, cost
+    # ~2 µs a call in all).
+    try:
+        return _posattn.attention(
+            q if type(q) is nd else _operand(q, api, "q"), k if type(k) is nd else _operand(k, api, "k"),
+            v if type(v) is nd else _operand(v, api, "v"), scale, causal,
+            None if key_lengths is None else _int32(key_lengths, api, "key_lengths", written),
+            None if key_starts is None else _int32(key_starts, api, "key_starts", written),
+            None if q_segments is None else _int32(q_segments, api, "q_segments", written),
+            None if k_segments is None else _int32(k_segments, api, "k_segments", written),
+            None if query_lengths is None else _int32(query_lengths, api, "query_lengths", written),
+            None if mask is None else _array(mask, api, "mask"), None if bias is None else _operand(bias, api, "bias"),
+            None if alibi_slopes is None else _array(alibi_slopes, api, "alibi_slopes"), alibi_form,
+            None if t5_table is None else _array(t5_table, api, "t5_table"), t5_bidirectional, t5_max_distance, rope,
+            window, None if shaw is None else _arrays(shaw, "shaw"),
+            None if transformer_xl is None else _arrays(transformer_xl, "transformer_xl"),
+            None if deberta is None else _arrays(deberta, "deberta"), check_finite, out, schedule, device)
+    except TypeError as e:
+        raise _named(api, e, locals()) from None
+
+
+def _attention_rope(rope, q, out):
+    """attention's rope dict as the extension takes it: HF's rope_parameters (with the model's
+    max_position_embeddings) as base, rotary_dim and scaling; positions as int32."""
     api = "attention"
     rope = _dict(rope, api, "rope")
-    if rope is not None and "rope_parameters" in rope:  # HF's dict, with the model's max_position_embeddings
+    if "rope_parameters" in rope:
         rope = dict(rope)
         base, rotary_dim, scaling = hf_rope_parameters(rope.pop("rope_parameters"), _shape(q)[-1],
                                                        rope.pop("max_position_embeddings", None), api)
         rope.update(base=base, rotary_dim=rotary_dim, scaling=scaling)
-    if rope is not None:
-        rope = {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
-                for key, value in rope.items()}
-    int32 = lambda a, name: None if a is None else _int32(a, api, name, ("out", out))  # noqa: E731
-    array = lambda a, name: None if a is None else _array(a, api, name)  # noqa: E731
-    try:  # (positionally, in the extension's order: a keyword costs pybind11 a string lookup, ~3 µs a call in all)
-        return _posattn.attention(
-            _operand(q, api, "q"), _operand(k, api, "k"), _operand(v, api, "v"), scale, causal,
-            int32(key_lengths, "key_lengths"), int32(key_starts, "key_starts"), int32(q_segments, "q_segments"),
-            int32(k_segments, "k_segments"), int32(query_lengths, "query_lengths"), array(mask, "mask"),
-            None if bias is None else _operand(bias, api, "bias"), array(alibi_slopes, "alibi_slopes"), alibi_form,
-            array(t5_table, "t5_table"), t5_bidirectional, t5_max_distance, rope, window, _arrays(shaw, "shaw"),
-            _arrays(transformer_xl, "transformer_xl"), _arrays(deberta, "deberta"), check_finite, out, schedule, device)
-    except TypeError as e:
-        raise _named(api, e, locals()) from None
+    return {key: (_int32(value, api, key, ("out", out)) if key.endswith("positions") and value is not None else value)
+            for key, value in rope.items()}
 
 
 def _arrays(options, name):
