@@ -24,8 +24,10 @@ bench: build
 	$(ENV) $(PY) bench/bench.py --repeats 15 --json build/bench.json
 
 # posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
-# a dependency of posattn): its torch interop tests, then bench/peers.py's table.
+# a dependency of posattn; ggml's CPU backend built from source into build-ggml): its torch interop
+# tests, then bench/peers.py's table.
 peers: build
 	scripts/venv.sh .venv-peers scripts/requirements-peers.txt
+	scripts/ggml.sh
 	$(ENV) .venv-peers/bin/python -m pytest -q -p no:cacheprovider tests/test_torch.py
 	$(ENV) .venv-peers/bin/python bench/peers.py

@@ -445,7 +445,7 @@ def attention_benches(rng):
         lambda s: float(np.abs(posattn.attention(*small, causal=True, window=W, **s)
                                - reference.attention(*small, causal=True, window=W)).max())))
     benches += mask_benches(rng, sets, small, out, eager)
-    benches += [decode_bench(rng), decode_bench(rng, check_finite=False), decode_bench(rng, Hq=8)]
+    benches += [decode_bench(rng), decode_bench(rng, check_finite=False), decode_bench(rng, Hq=8), decode_bench(rng, Hq=64)]
     return benches
 
 
@@ -490,8 +490,9 @@ def mask_benches(rng, sets, small, out, eager):
 def decode_bench(rng, Hq=32, check_finite=True):
     """Decoding one token: q [1, Hq, 1, 128] over a 4096-key cache of 8 KV heads. With GQA (Hq 32)
     the runtime runs one 4-row tile per KV head with plain attention's decode shape class, without
-    (Hq 8) a one-row tile with its decode1 class (runtime/src/attention.cpp): the shapes the tuner
-    times those classes on (the first of each). Memory-bound: its work is the bytes of K and V,
+    (Hq 8) a one-row tile with its decode1 class, with groups of 8 (Hq 64) an 8-row tile with its
+    decode8 class (runtime/src/attention.cpp): the shapes the tuner times those classes on (the
+    first of each). Memory-bound: its work is the bytes of K and V,
     read once by the kernel, and once more by the NaN/Inf scan unless check_finite=False."""
     Hkv, Lk, D = 8, 4096, 128
     q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
@@ -507,7 +508,8 @@ def decode_bench(rng, Hq=32, check_finite=True):
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
-    name = f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]" if Hq > Hkv else "posattn_attn_plain_f32_decode1[mha]"
+    name = {1: "posattn_attn_plain_f32_decode1[mha]", 4: f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]",
+            8: "posattn_attn_plain_f32_decode8[gqa8]"}[Hq // Hkv]
     return Bench(name, 2 * Hkv * Lk * D * 4, "GB/s",
                  lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, check_finite=check_finite, out=out, **s),
                  lambda r: eager(*caches[r % 2]),

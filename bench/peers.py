@@ -1,6 +1,7 @@
 """posattn against what its users would run instead, on the calls they make: torch (SDPA, the eager
-HF code of RoPE and x + PE) and ONNX Runtime (its MultiHeadAttention), each in its own natural
-layout, with default arguments and allocated outputs; posattn also with out= (its best case).
+HF code of RoPE and x + PE), ONNX Runtime (its MultiHeadAttention) and ggml (llama.cpp's CPU flash
+attention, where scripts/ggml.sh has built it), each in its own natural layout, with default
+arguments and allocated outputs; posattn also with out= (its best case).
 
 Every case is timed round-robin (the order rotating each round) and each ratio is the median of
 the per-round ratios peer time / posattn time (above 1: posattn is faster), so that this shared
@@ -10,6 +11,8 @@ under a millisecond. Every peer's output is checked against posattn's before it 
     make peers    # .venv-peers (torch, onnxruntime), their interop tests, then this table
 """
 import argparse
+import ctypes
+import pathlib
 import platform
 import statistics
 import sys
@@ -26,6 +29,7 @@ from posattn import _probes
 
 THREADS = 2
 H, D = 8, 64
+GGML = pathlib.Path(__file__).resolve().parent.parent / "build-ggml"
 
 
 class Case:
@@ -50,6 +54,32 @@ def ort_mha(B, Hq, Lq, Lk, Dh, causal):
     return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
 
 
+def ggml_library():
+    """scripts/ggml.sh's library of ggml's flash attention (bench/ggml_attention.c), or None."""
+    path = GGML / "libggml_attention.so"
+    if not path.exists():
+        return None
+    lib = ctypes.CDLL(str(path))
+    lib.ggml_attention_new.restype = ctypes.c_void_p
+    lib.ggml_attention_new.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_int64] * 6 + [ctypes.c_int]
+    lib.ggml_attention_run.argtypes = [ctypes.c_void_p]
+    return lib
+
+
+GGML_LIB = ggml_library()
+
+
+def ggml_attention(q, k, v):
+    """A call of ggml_flash_attn_ext on q, k, v (its graph built once, as llama.cpp's), returning
+    its result as [B, Hq, Lq, Dv] (a view: ggml writes [B, Lq, Hq, Dv])."""
+    (B, Hq, Lq, Dh), (_, Hkv, Lk, _) = q.shape, k.shape
+    out = np.empty((B, Lq, Hq, Dh), np.float32)
+    pointer = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+    graph = GGML_LIB.ggml_attention_new(pointer(q), pointer(k), pointer(v), pointer(out), B, Hq, Hkv, Lq, Lk, Dh, THREADS)
+    run, result = GGML_LIB.ggml_attention_run, out.transpose(0, 2, 1, 3)
+    return lambda: (run(graph), result)[1]
+
+
 def attention_case(rng, B, Hq, Hkv, Lq, Lk, Dh, causal, name=None):
     q = rng.standard_normal((B, Hq, Lq, Dh), dtype=np.float32)
     k, v = (rng.standard_normal((B, Hkv, Lk, Dh), dtype=np.float32) for _ in range(2))
@@ -62,6 +92,8 @@ def attention_case(rng, B, Hq, Hkv, Lq, Lk, Dh, causal, name=None):
         feeds = {name: np.ascontiguousarray(a.transpose(0, 2, 1, 3).reshape(B, a.shape[2], -1))
                  for name, a in zip(("query", "key", "value"), (q, k, v))}
         peers["ORT MHA"] = lambda: session.run(None, feeds)[0].reshape(B, Lq, Hq, Dh).transpose(0, 2, 1, 3)
+    if GGML_LIB and (Lq == 1 or not causal):  # (no mask: a causal one is ggml's own KQ mask tensor)
+        peers["ggml flash_attn_ext"] = ggml_attention(q, k, v)
     out = np.empty((B, Hq, Lq, Dh), np.float32)
     pairs = Lq * Lk / 2 if causal and Lq == Lk else Lq * Lk
     name = name or f"attention B{B} H{Hq} L{Lq} D{Dh}{' causal' if causal else ''}"
@@ -108,7 +140,8 @@ def cases(rng, quick):
     yield attention_case(rng, 1, 1, 1, 1, 1, 64, False, "attention [1, 1, 1, 64]")
     yield attention_case(rng, 1, 8, 8, 1, 16, 64, False, "decode step [1, 8, 1, 64] x 16 keys")
     yield attention_case(rng, 1, 8, 8, 1, 4096, 128, False, "decode [1, 8, 1, 128] x 4096 keys")
-    yield attention_case(rng, 1, 32, 8, 1, 4096, 128, False, "decode GQA 32/8 [1, 32, 1, 128] x 4096 keys")
+    for Hq in (16, 32, 64):  # GQA ratios 2, 4, 8
+        yield attention_case(rng, 1, Hq, 8, 1, 4096, 128, False, f"decode GQA {Hq}/8 [1, {Hq}, 1, 128] x 4096 keys")
     yield rope_case(rng)
     yield sinusoidal_add_case(rng)
 
@@ -152,10 +185,12 @@ def main():
     posattn.set_num_threads(THREADS)
     torch.set_num_threads(THREADS)
     peak = max(_probes.fma_peak_gflops(THREADS, repeats=1, iterations=4_000_000) for _ in range(5))
+    ggml = f", ggml (llama-cpp-python {(GGML / 'version').read_text().strip()}'s)" if GGML_LIB else ", no ggml (scripts/ggml.sh)"
     print(f"{platform.processor() or platform.machine()}, {THREADS} threads; torch {torch.__version__}, onnxruntime "
-          f"{ort.__version__}, onnx {onnx.__version__}; FMA peak {peak:.0f} GFLOP/s (best of 5); {args.rounds} rounds\n")
-    print("| call | posattn ms | % of FMA peak | allocating / out= speed | torch | torch / posattn | ORT | ORT / posattn |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"{ort.__version__}, onnx {onnx.__version__}{ggml}; FMA peak {peak:.0f} GFLOP/s (best of 5); {args.rounds} rounds\n")
+    print("| call | posattn ms | % of FMA peak | allocating / out= speed | torch | torch / posattn | ORT | ORT / posattn "
+          "| ggml | ggml / posattn |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for case in cases(rng, args.quick):
         agree(case)
@@ -165,7 +200,7 @@ def main():
             return "n/a | n/a" if name is None else f"{times[name] * 1e3:.3g} | {ratios[name]:.2f}x"
         percent = f"{100 * case.flops / times['posattn'] / 1e9 / peak:.0f}%" if case.flops else "-"
         print(f"| {case.name} | {times['posattn'] * 1e3:.3g} | {percent} | {ratios['posattn out=']:.2f} "
-              f"| {cell('torch')} | {cell('ORT')} |", flush=True)
+              f"| {cell('torch')} | {cell('ORT')} | {cell('ggml')} |", flush=True)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -17,7 +17,7 @@ class Attention : public Generator<Attention> {
 public:
     GeneratorParam<std::string> variant{"variant", "plain"};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
-    GeneratorParam<std::string> shape_class{"shape_class", ""};  // "", "decode", "decode1" or "window": schedules/attention.h
+    GeneratorParam<std::string> shape_class{"shape_class", ""};  // "", "decode1", "decode", "decode8" or "window": schedules/attention.h
 
     Input<Buffer<float, 4>> q{"q"};
     Input<Buffer<float, 4>> k{"k"};
@@ -170,9 +170,10 @@ public:
 
         // The calls of the shape class, for the autoschedulers: a 2048-token prompt (window: with a
         // 256-key sliding window), or (decode) one query of a 4-head GQA group against 4096 cached
-        // keys, as the runtime folds it (decode1: one query per KV head).
+        // keys, as the runtime folds it (decode1: one query per KV head; decode8: a group of 8).
         const std::string cls = shape_class;
-        const int rows = cls == "decode1" ? 1 : cls == "decode" ? 4 : 2048, keys = cls.rfind("decode", 0) == 0 ? 4096 : 2048;
+        const int rows = cls == "decode1" ? 1 : cls == "decode" ? 4 : cls == "decode8" ? 8 : 2048,
+                  keys = cls.rfind("decode", 0) == 0 ? 4096 : 2048;
         q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
         k.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
         v.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});

@@ -10,21 +10,23 @@
 namespace posattn {
 
 // A kernel is compiled once per shape class it declares (kernels.json), each with its own defaults
-// and tuned records: "" for any shape; "decode" for a few query rows per tile, "decode1" for one
-// (cpu::one_row), "window" for a
+// and tuned records: "" for any shape; "decode1", "decode" and "decode8" for tiles of 1, 4 and 8
+// query rows (decoding; cpu::one_row), "window" for a
 // sliding window narrower than the keys, which the runtime picks for such calls
 // (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain tiles (on an H200 the
 // decode shape's 8 blocks were slower than the host CPU: README Backends).
 inline void check_shape_class(const std::string &shape_class) {
-    if (!shape_class.empty() && shape_class != "decode" && shape_class != "decode1" && shape_class != "window")
-        throw Halide::CompileError("posattn: attention shape_class '" + shape_class +
-                                   "'; expected '', 'decode', 'decode1' or 'window'");
+    for (const char *known : {"", "decode1", "decode", "decode8", "window"})
+        if (shape_class == known) return;
+    throw Halide::CompileError("posattn: attention shape_class '" + shape_class +
+                               "'; expected '', 'decode1', 'decode', 'decode8' or 'window'");
 }
 
 inline cpu::AttentionParams cpu_attention_defaults(const Halide::Target &target, const std::string &shape_class) {
     const bool arm = target_family(target) == TargetFamily::arm, avx512 = isa_level(target) == "avx512";
     if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults(avx512);
     if (shape_class == "decode1") return cpu::one_row(cpu_attention_defaults(target, "decode"));
+    if (shape_class == "decode8") return arm ? arm::attention_decode8_defaults() : x86::attention_decode8_defaults(avx512);
     if (shape_class == "window") return arm ? arm::attention_window_defaults() : x86::attention_window_defaults(avx512);
     return arm ? arm::attention_defaults() : x86::attention_defaults(avx512);
 }
@@ -41,7 +43,7 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     }
     auto p = parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class));
     AttentionTiles tiles{p.query_tile, p.key_block, p.score_keys, p.relative_rows};
-    tiles.infinite_scores_as_nan = shape_class == "decode" || shape_class == "decode1";
+    tiles.infinite_scores_as_nan = shape_class.rfind("decode", 0) == 0;
     return tiles;
 }
 

@@ -403,15 +403,14 @@ def alibi_cases():
 
 
 def plain_attention_function(Hq, Hkv, Lq, Lk, window):
-    """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode1
-    shape class for one query row per tile, its decode class for at most 4 (one query folds a GQA
-    group's q heads into rows), its window class for a window narrower than the keys."""
+    """The kernel the runtime runs plain attention with (runtime/src/attention.cpp): its decode1,
+    decode and decode8 shape classes for at most 1, 4 and 8 query rows per tile (one query folds a
+    GQA group's q heads into rows), its window class for a window narrower than the keys."""
     narrowed = 0 < window < Lk
     rows = Hq // Hkv if Lq == 1 and Hq > Hkv and not narrowed else Lq
-    if rows == 1:
-        return "posattn_attn_plain_f32_decode1"
-    if rows <= 4:
-        return "posattn_attn_plain_f32_decode"
+    for most, shape_class in ((1, "_decode1"), (4, "_decode"), (8, "_decode8")):
+        if rows <= most:
+            return "posattn_attn_plain_f32" + shape_class
     return "posattn_attn_plain_f32_window" if narrowed else "posattn_attn_plain_f32"
 
 
@@ -434,7 +433,10 @@ def attention_cases():
         (1, 4, 4, 1, 33, 64, 64, False, [20], None, "contiguous", 0),           # one query, no GQA, padding
         (2, 8, 8, 1, 131, 128, 96, True, [131, 60], None, "strided", 0),        # ... D = 128, Dv = 96, strided
         (1, 3, 3, 3, 40, 16, 24, True, None, None, "strided", 0),               # 3 queries (speculative decoding)
-        (2, 16, 2, 1, 50, 32, 32, True, [50, 9], None, "contiguous", 0),        # a group of 8: the 32-row tile
+        (2, 16, 2, 1, 50, 32, 32, True, [50, 9], None, "contiguous", 0),        # a group of 8: an 8-row tile
+        (1, 14, 2, 1, 90, 64, 40, False, None, None, "strided", 0),             # a group of 7, strided, Dv != D
+        (1, 2, 2, 6, 70, 16, 16, True, [50], None, "blhd", 0),                  # 6 queries (speculative decoding)
+        (1, 18, 2, 1, 50, 32, 32, True, None, None, "contiguous", 0),           # a group of 9: the plain tiles
         (1, 16, 2, 1, 50, 32, 32, True, None, None, "contiguous", 9),           # ... but with a window, one row
         (2, 8, 2, 3, 30, 16, 16, True, [30, 0], None, "contiguous", 0),         # GQA, 3 queries, an empty batch
         (1, 2, 1, 3, 2, 8, 8, True, None, None, "contiguous", 0),               # 3 queries, 2 keys: a row masked

@@ -89,7 +89,7 @@ def check_plain_call(schedule, rng, shapes, window, served):
 # over rows), then fewer than 16.
 DECODE_CALLS = {
     # 2 to 4 rows a tile: one query of a GQA group of 4 or 2, 3 or 4 queries; not one row, 5
-    # queries, nor a folded group of 8 (runtime/src/attention.cpp kDecodeRows).
+    # queries, nor a folded group of 8 (runtime/src/attention.cpp kDecodeClasses).
     "decode": [(8, 2, 1, 0, True, 32, 32), (3, 3, 4, 0, True, 64, 24), (4, 2, 1, 0, True, 40, 40),
                (8, 2, 3, 0, True, 8, 8), (16, 2, 1, 9, False, 40, 40), (3, 3, 5, 0, False, 32, 32),
                (16, 2, 1, 0, False, 32, 32)],
@@ -97,17 +97,20 @@ DECODE_CALLS = {
     # folded group of 2, nor 2 queries.
     "decode1": [(3, 3, 1, 0, True, 64, 24), (16, 2, 1, 9, True, 40, 40), (2, 2, 1, 0, True, 8, 8),
                 (4, 2, 1, 0, False, 32, 32), (3, 3, 2, 0, False, 32, 32)],
+    # 5 to 8 rows: a folded group of 8 or 5, 7 queries; not 4 rows, nor 9.
+    "decode8": [(16, 2, 1, 0, True, 32, 32), (10, 2, 1, 0, True, 40, 24), (3, 3, 7, 0, True, 8, 8),
+                (8, 2, 1, 0, False, 32, 32), (18, 2, 1, 0, False, 32, 32)],
 }
 
 
-@pytest.mark.parametrize("shape_class, rows", [("decode", 4), ("decode1", 1)])
+@pytest.mark.parametrize("shape_class, rows", [("decode1", 1), ("decode", 4), ("decode8", 8)])
 def test_decode_shape_classes_serve_their_calls(tune, measure, tmp_path, rng, shape_class, rows):
-    """A candidate of plain attention's decode class (a 4-row tile) or decode1 class (one row),
+    """A candidate of plain attention's decode1, decode or decode8 class (a tile of 1, 4 or 8 rows),
     compiled from its own space's defaults and loaded under its own schedule name, serves exactly
     the calls the runtime gives that class (DECODE_CALLS)."""
     function = f"posattn_attn_plain_f32_{shape_class}"
     defaults = tune.Space(spaces()["x86"][f"attention_{shape_class}"]).defaults()
-    assert defaults["query_tile"] == rows and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 4
+    assert defaults["query_tile"] == rows and tune.Space(spaces()["x86"]["attention"]).defaults()["query_tile"] > 8
     name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(defaults))
     for Hq, Hkv, Lq, window, served, D, Dv in DECODE_CALLS[shape_class]:
         check_plain_call(name, rng, ((1, Hq, Lq, D), (1, Hkv, 40, D), (1, Hkv, 40, Dv)), window, served)

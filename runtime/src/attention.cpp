@@ -69,10 +69,10 @@ namespace {
 // are padded by it (the kernel checks its reads against their bounds).
 constexpr int64_t kOffsetPadding = 4096;
 
-// Query rows per tile (Lq, or a GQA group's q heads when one query is folded into rows) up to
-// which a kernel's decode shape class runs: its query tile on CPUs (schedules/x86/attention.h
-// attention_decode_defaults; tests/cases.py plain_attention_function states the same rule).
-constexpr int64_t kDecodeRows = 4;
+// Plain attention's decode shape classes, each with the most query rows per tile (Lq, or a GQA
+// group's q heads when one query is folded into rows) it runs: its query tile on CPUs
+// (schedules/attention.h; tests/cases.py plain_attention_function states the same rule).
+constexpr std::pair<int64_t, const char *> kDecodeClasses[] = {{1, "_decode1"}, {4, "_decode"}, {8, "_decode8"}};
 #if defined(__x86_64__)
 constexpr bool kX86 = true;
 #else
@@ -693,15 +693,18 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const int64_t group = s.Hkv ? s.Hq / s.Hkv : 1;
     const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
     const int64_t rows = fold ? group : s.Lq;
-    // A call of one row per tile runs the kernel's decode1 shape class (a one-row tile), one of at
-    // most kDecodeRows its decode class (one tile of that many rows on CPUs), one with a window or
-    // packed segments narrower than the keys its window class (narrower key blocks: the blocks
-    // outside each tile's keys are skipped), where the build has it for this device and schedule;
-    // otherwise the kernel itself, with its own tiles.
+    // A call of a few rows per tile runs the first decode shape class whose tile holds them (one
+    // tile of 1, 4 or 8 rows on CPUs), one with a window or packed segments narrower than the keys
+    // its window class (narrower key blocks: the blocks outside each tile's keys are skipped),
+    // where the build has it for this device and schedule; otherwise the kernel itself, with its
+    // own tiles.
     const bool narrow = window < s.Lk || ((o.q_segments || o.mask) && vis.widest < s.Lk);
-    const char *shape_class = rows == 1 ? "_decode1" : rows <= kDecodeRows ? "_decode" : narrow ? "_window" : nullptr;
+    const auto decode = std::find_if(std::begin(kDecodeClasses), std::end(kDecodeClasses),
+                                     [&](const auto &c) { return rows <= c.first; });
+    const bool few_rows = decode != std::end(kDecodeClasses);
+    const char *shape_class = few_rows ? decode->second : narrow ? "_window" : nullptr;
     const detail::KernelEntry *kernel_entry = shape_class ? detail::find_kernel(args.function + shape_class, call) : nullptr;
-    const bool decode_class = kernel_entry && rows <= kDecodeRows;
+    const bool decode_class = kernel_entry && few_rows;
     if (!kernel_entry) kernel_entry = &detail::require_kernel(args.function, call);
     // A decode step reads its KV cache once: a CPU decode kernel makes any NaN or Inf it reads
     // show in its output (generators/attention.h, infinite_scores_as_nan), so it writes a scratch

@@ -33,6 +33,13 @@ inline cpu::AttentionParams attention_decode_defaults() {
     return p;
 }
 
+// Shape class "decode8": one 8-row tile. Not timed on ARM either.
+inline cpu::AttentionParams attention_decode8_defaults() {
+    cpu::AttentionParams p = attention_decode_defaults();
+    p.query_tile = 8;
+    return p;
+}
+
 // Shape class "window" (schedules/x86/attention.h): 128-key blocks. Not timed on ARM either.
 inline cpu::AttentionParams attention_window_defaults() {
     cpu::AttentionParams p = attention_defaults();
