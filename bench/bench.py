@@ -492,8 +492,8 @@ def decode_bench(rng, Hq=32, check_finite=True):
     the runtime runs one 4-row tile per KV head with plain attention's decode shape class, without
     (Hq 8) a one-row tile with its decode1 class, with groups of 8 (Hq 64) an 8-row tile with its
     decode8 class (runtime/src/attention.cpp): the shapes the tuner times those classes on (the
-    first of each). Memory-bound: its work is the bytes of K and V,
-    read once by the kernel, and once more by the NaN/Inf scan unless check_finite=False."""
+    first of each). Memory-bound: its work is the bytes of K and V, read once by the kernel, and
+    once more by the NaN/Inf scan unless check_finite=False."""
     Hkv, Lk, D = 8, 4096, 128
     q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
     caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32) for _ in range(2)], 2)

@@ -3,9 +3,9 @@ HF code of RoPE and x + PE), ONNX Runtime (its MultiHeadAttention) and ggml (lla
 attention, where scripts/ggml.sh has built it), each in its own natural layout, with default
 arguments and allocated outputs; posattn also with out= (its best case).
 
-Every case is timed round-robin (the order rotating each round) and each ratio is the median of
-the per-round ratios peer time / posattn time (above 1: posattn is faster), so that this shared
-machine's drift cancels. A sample is one call, or the mean of back-to-back calls where one call is
+Every case is timed round-robin (the order rotating each round, a pause after each side's sample
+for the pool threads it woke to go idle) and each ratio is the median of the per-round ratios
+peer time / posattn time (above 1: posattn is faster), so that this shared machine's drift cancels. A sample is one call, or the mean of back-to-back calls where one call is
 under a millisecond. Every peer's output is checked against posattn's before it is timed.
 
     make peers    # .venv-peers (torch, onnxruntime), their interop tests, then this table
@@ -173,6 +173,10 @@ def measure(case, rounds):
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
             times[name].append(sample(sides[name], calls))
+            # Until the pool threads of the side just timed stop spin-waiting (OpenMP's, ggml's and
+            # torch's, spin after a call by default), the next side had one core: ggml's took ~30%
+            # from a posattn decode step that followed it (AMD EPYC Zen 3, 2026-12-06).
+            time.sleep(0.02)
     ratios = {name: statistics.median(t / p for t, p in zip(times[name], times["posattn"])) for name in names[1:]}
     return {name: statistics.median(t) for name, t in times.items()}, ratios
 

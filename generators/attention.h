@@ -129,10 +129,16 @@ struct AttentionTiles {
     bool masks_per_tile = true;
     // Blocks shrink to the keys there are (define_attention). Off on GPUs, whose blocks are a few
     // dozen keys, each a thread's.
-    bool short_blocks = true;    // A score of ±inf (an Inf in q or k) becomes NaN, and a NaN score a NaN weight, which reaches
+    bool short_blocks = true;
+    // A score of ±inf (an Inf in q or k) becomes NaN, and a NaN score a NaN weight, which reaches
     // the output like a NaN value: the decode shape class, whose output is how the runtime finds
     // non-finite inputs (runtime/src/attention.cpp: q, k and v then read once, by the kernel).
     bool infinite_scores_as_nan = false;
+    // A block's keys are visited as this many interleaved runs: its slot s holds key
+    // (s mod S)·(block / S) + s / S, so a key group reads S runs of k and v at once, which keeps S
+    // streams of memory reads in flight where one run kept one (memory-bound decoding). A divisor of
+    // key_group; 1 for declarations with relative terms, whose key groups are consecutive keys.
+    int key_streams = 1;
 };
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
@@ -186,6 +192,10 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // decode step against 16 keys, a short sequence) it holds as few whole key groups as hold them
     // all: a 512-key block for 16 keys was 32x the work.
     Expr Kb = tiles.short_blocks ? min(tiles.key_block, (Lk + G - 1) / G * G) : Expr(tiles.key_block);
+    const int S = tiles.key_streams;
+    if (S > 1 && (!decl.relative_scores.empty() || !decl.relative_values.empty()))
+        throw CompileError("posattn: key_streams > 1 needs a variant without relative terms (their key groups are consecutive keys)");
+    auto slot_key = [&](Expr slot) { return S == 1 ? slot : slot % S * (Kb / S) + slot / S; };  // (Kb: whole groups)
 
     Func qt = q;
     if (decl.transform_q) qt = st.q_transformed = decl.transform_q(q);
@@ -204,8 +214,8 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     st.blocks = RDom(0, (Lk + Kb - 1) / Kb, "key_block");
 
     // Scores of a query tile and key block r: score(i, jj, r, tile_row, h, b) for query row
-    // tile_row + i and key r·Kb + jj.
-    Expr row = tile_row + i, j = r * Kb + jj;
+    // tile_row + i and the key in slot jj of block r.
+    Expr row = tile_row + i, j = r * Kb + slot_key(jj);
     st.score(i, jj, r, tile_row, h, b) = 0.0f;
     st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
 
@@ -359,7 +369,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // adds its probabilities' sum times its one row. Per logit, p_ij weighs v_j + its table row.
     // Keys outside every row's range of the batch (past a static KV cache's length, or left
     // padding) may hold anything, NaN too, so a block's masked keys read its nearest key in range.
-    Expr values_init = 0.0f, block_key = r * Kb + kb, value_key = block_key;
+    Expr values_init = 0.0f, block_key = r * Kb + slot_key(kb), value_key = block_key;
     if (tiles.values_in_range) value_key = clamp(block_key, keys.from(0, b), keys.until(Lq - 1, b) - 1);
     Expr value = v(min(d, Dv - 1), key_row(value_key), h / group, b);
     std::vector<RelativeValue> per_tile_values;

@@ -44,6 +44,7 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     auto p = parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class));
     AttentionTiles tiles{p.query_tile, p.key_block, p.score_keys, p.relative_rows};
     tiles.infinite_scores_as_nan = shape_class.rfind("decode", 0) == 0;
+    tiles.key_streams = p.key_streams;
     return tiles;
 }
 

@@ -31,38 +31,31 @@ std::string space(Params defaults) {
     return json + "]";
 }
 
-// visit(family, kind, defaults) for every schedule of every family.
+// visit(family, kind, defaults) for every schedule of every family; a CPU family's attention
+// defaults per shape class as the build takes them (cpu_attention_defaults).
 template <typename Visit>
 void each_schedule(Visit &&visit) {
-    auto family = [&](const char *name, auto attention, auto attention_decode, auto attention_decode1, auto attention_decode8,
-                      auto attention_window, auto encoding, auto encoding_tiled, auto floater, auto linear, auto rope) {
-        visit(name, "attention", attention);
-        visit(name, "attention_decode", attention_decode);  // shape class "decode" (schedules/attention.h)
-        visit(name, "attention_decode1", attention_decode1);  // shape class "decode1"
-        visit(name, "attention_decode8", attention_decode8);  // shape class "decode8"
-        visit(name, "attention_window", attention_window);  // shape class "window"
+    auto family = [&](const char *name, auto attention_of, auto encoding, auto encoding_tiled, auto floater, auto linear, auto rope) {
+        // Shape classes "", "decode1", "decode", "decode8" and "window" (schedules/attention.h).
+        for (std::string cls : {"", "decode1", "decode", "decode8", "window"})
+            visit(name, cls.empty() ? std::string("attention") : "attention_" + cls, attention_of(cls));
         visit(name, "encoding", encoding);
         visit(name, "encoding_tiled", encoding_tiled);  // row_tiles (schedules/encodings.h)
         visit(name, "floater", floater);
         visit(name, "linear", linear);
         visit(name, "rope", rope);
     };
+    auto cpu = [](const char *target) {
+        return [target](const std::string &cls) { return cpu_attention_defaults(Halide::Target(target), cls); };
+    };
     for (bool avx512 : {true, false})  // x86 (AVX-512) and x86_avx2: each ISA level's defaults
-        family(avx512 ? "x86" : "x86_avx2", x86::attention_defaults(avx512), x86::attention_decode_defaults(avx512),
-               cpu::one_row(x86::attention_decode_defaults(avx512)), x86::attention_decode8_defaults(avx512),
-               x86::attention_window_defaults(avx512), x86::encoding_defaults(), x86::tiled_encoding_defaults(),
-               x86::floater_defaults(), x86::linear_defaults(avx512), x86::rope_defaults());
-    family("arm", arm::attention_defaults(), arm::attention_decode_defaults(), cpu::one_row(arm::attention_decode_defaults()),
-           arm::attention_decode8_defaults(), arm::attention_window_defaults(), arm::encoding_defaults(),
-           arm::tiled_encoding_defaults(), arm::floater_defaults(), arm::linear_defaults(), arm::rope_defaults());
-    family("gpu", gpu::attention_defaults(), gpu::attention_defaults(), gpu::attention_defaults(), gpu::attention_defaults(),
-           gpu::attention_defaults(), gpu::encoding_defaults(),
-           gpu::encoding_defaults(), gpu::floater_defaults(), gpu::linear_defaults(), gpu::rope_defaults());
-    // The GPU schedules with Vulkan's own attention tile.
-    family("vulkan", gpu::attention_defaults(/*vulkan=*/true), gpu::attention_defaults(/*vulkan=*/true),
-           gpu::attention_defaults(/*vulkan=*/true), gpu::attention_defaults(/*vulkan=*/true),
-           gpu::attention_defaults(/*vulkan=*/true), gpu::encoding_defaults(),
-           gpu::encoding_defaults(), gpu::floater_defaults(), gpu::linear_defaults(), gpu::rope_defaults());
+        family(avx512 ? "x86" : "x86_avx2", cpu(avx512 ? "x86-64-linux-avx512" : "x86-64-linux-avx2"), x86::encoding_defaults(),
+               x86::tiled_encoding_defaults(), x86::floater_defaults(), x86::linear_defaults(avx512), x86::rope_defaults());
+    family("arm", cpu("arm-64-linux"), arm::encoding_defaults(), arm::tiled_encoding_defaults(), arm::floater_defaults(),
+           arm::linear_defaults(), arm::rope_defaults());
+    for (bool vulkan : {false, true})  // the GPU schedules, and with Vulkan's own attention tile
+        family(vulkan ? "vulkan" : "gpu", [vulkan](const std::string &) { return gpu::attention_defaults(vulkan); },
+               gpu::encoding_defaults(), gpu::encoding_defaults(), gpu::floater_defaults(), gpu::linear_defaults(), gpu::rope_defaults());
 }
 
 }  // namespace

@@ -147,6 +147,32 @@ def test_value_passes_shorter_than_a_key_block_match_reference(tune, measure, tm
     np.testing.assert_allclose(got, expected, atol=2e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("function", ["posattn_attn_plain_f32", "posattn_attn_alibi_f32"])
+def test_key_streams_match_reference(tune, measure, tmp_path, rng, function):
+    """A block's keys visited as 8 interleaved runs (key_streams, the decode classes' way of keeping
+    memory reads in flight) on the prefill tile: each logit keeps its own key's bias, mask and
+    window; a short last block (keys past the key lengths) and a query tile across blocks."""
+    params = dict(tune.Space(spaces()["x86"]["attention"]).defaults(), score_keys=8, key_streams=8, key_block=64)
+    name = measure.schedule_of(function, "cpu", tune.Compiler(function, tune.host_target(), tmp_path).build(params))
+    q, k, v = (rng.standard_normal((1, 3, L, 24)).astype(np.float32) for L in (37, 300, 300))
+    mask = rng.random((3, 37, 300)) < 0.8
+    bias = rng.standard_normal((37, 300)).astype(np.float32)
+    masks = dict(causal=True, key_lengths=np.array([290], np.int32), window=200)
+    slopes = posattn.alibi_slopes(3) if function == "posattn_attn_alibi_f32" else None
+    got = posattn.attention(q, k, v, mask=mask, bias=bias, alibi_slopes=slopes, schedule=name, **masks)
+    if slopes is not None:
+        bias = bias + reference.alibi_bias(slopes, 37, 300)
+    np.testing.assert_allclose(got, reference.attention(q, k, v, None, bias=bias, mask=mask, **masks), atol=2e-5, rtol=1e-5)
+
+
+def test_key_streams_are_refused_for_relative_variants(tune, tmp_path):
+    compiler = tune.Compiler("posattn_attn_shaw_f32", tune.host_target(), tmp_path)
+    with pytest.raises(RuntimeError, match="key_streams > 1 needs a variant without relative terms"):
+        compiler.build(dict(tune.Space(spaces()["x86"]["attention"]).defaults(), key_streams=2))
+    with pytest.raises(RuntimeError, match="score_keys must be a multiple of key_streams"):
+        compiler.build(dict(tune.Space(spaces()["x86"]["attention"]).defaults(), score_keys=4, key_streams=8))
+
+
 def test_constraint_violation_is_rejected_at_compile_time(tune, tmp_path):
     compiler = tune.Compiler("posattn_attn_plain_f32", tune.host_target(), tmp_path)
     with pytest.raises(RuntimeError, match="query_tile must be a multiple of vector_width"):
@@ -166,6 +192,7 @@ def test_search_draws_only_params_meeting_the_constraints(tune):
     for p in draws:  # AttentionParams::invalid(), restated
         assert p["query_tile"] % p["vector_width"] == 0 and p["query_tile"] % p["value_rows"] == 0, p
         assert p["key_block"] % p["score_keys"] == 0, p
+        assert p["score_keys"] % p["key_streams"] == 0, p
         assert p["score_lanes"] == 1 or p["query_tile"] * p["score_keys"] <= 32, p
     # (unconstrained, about a third of the attention space breaks one of them)
     unconstrained = tune.Space(spaces()["x86"]["attention"])

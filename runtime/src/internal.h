@@ -91,6 +91,8 @@ public:
 
 private:
     void shape(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
+    // A rank the runtime's inline layouts hold (Strided: at most 8).
+    void inline_rank(const Tensor &t, const char *name) const;
 
     std::string api_;
 };

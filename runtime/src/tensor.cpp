@@ -107,11 +107,16 @@ void Checker::shape(const Tensor &t, const char *name, DType dtype, std::initial
     if (elements > 0 && t.data == nullptr) fail(argument(name) + " has null data");
 }
 
+void Checker::inline_rank(const Tensor &t, const char *name) const {
+    if (t.shape.size() > std::tuple_size_v<decltype(Strided::shape)>)
+        fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
+}
+
 void Checker::output(const Tensor &t, const char *name) const {
     if (t.numel() == 0) return;  // (NumPy gives empty arrays zero strides)
     // Non-overlapping if, with dims sorted by |stride|, each stride clears the previous dim's span.
-    std::array<std::pair<int64_t, int64_t>, 8> dims;  // (|stride|, extent), inline: ranks here are at most 5
-    if (t.shape.size() > dims.size()) fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
+    inline_rank(t, name);
+    std::array<std::pair<int64_t, int64_t>, 8> dims;  // (|stride|, extent)
     size_t count = 0;
     for (size_t d = 0; d < t.shape.size(); d++) {  // (an insertion sort)
         if (t.shape[d] <= 1) continue;
@@ -261,8 +266,8 @@ void Checker::finite_values(const Tensor &t, const char *name, const CallOptions
     if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name, {}, minus_inf);
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
+    inline_rank(t, name);
     Strided merged{t.data, t.dtype, {}, {}};
-    if (t.shape.size() > merged.shape.size()) fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
     for (size_t d = 0; d < t.shape.size(); d++) {
         if (t.shape[d] == 1) continue;
         const size_t last = merged.rank - 1;

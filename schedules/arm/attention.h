@@ -21,6 +21,7 @@ inline cpu::AttentionParams attention_defaults() {
     p.relative_rows = 4;
     p.relative_keys = 4;
     p.value_pass_keys = 512;
+    p.key_streams = 1;
     return p;
 }
 

@@ -38,6 +38,9 @@ struct AttentionParams {
     // memory and each pass's values stay in L1 for every register tile. 1: key by key, each value
     // row read whole and in order (decoding, which is memory-bound).
     int value_pass_keys = 0;
+    // Interleaved runs of keys per block (AttentionTiles::key_streams): more than 1 where the
+    // kernel streams k and v from memory (decoding); 1 for relative variants.
+    int key_streams = 0;
 
     template <typename Visit>
     void fields(Visit &&visit) {
@@ -52,11 +55,13 @@ struct AttentionParams {
         visit("relative_rows", relative_rows, {4, 8, 16});
         visit("relative_keys", relative_keys, {4, 8, 16});
         visit("value_pass_keys", value_pass_keys, {1, 64, 128, 512});
+        visit("key_streams", key_streams, {1, 2, 4, 8});
     }
     std::string invalid() const {
         if (query_tile % vector_width || query_tile % value_rows)
             return "query_tile must be a multiple of vector_width and of value_rows";
         if (key_block % score_keys) return "key_block must be a multiple of score_keys";
+        if (score_keys % key_streams) return "score_keys must be a multiple of key_streams";
         // Channel lanes keep a vector per (row, key) of the register tile.
         if (score_lanes > 1 && query_tile * score_keys > 32)
             return "with score_lanes > 1, query_tile * score_keys must be at most 32 (one register per row and key)";
@@ -110,6 +115,7 @@ inline void schedule_relative(RelativeStages &rel, Halide::LoopLevel tile, Halid
 // whose one query row per KV head has no GQA group to fold; a 4-row tile computed 3 rows for
 // nothing): p·v over a 64-channel head in one register tile, q·k over channels in the lanes.
 // AMD EPYC Zen 3, 2026-12-06, q [1, 8, 1, 128] against 2048 keys: 0.54 ms, the 4-row tile 0.92.
+// (128-channel tiles: D = 64 then runs the channel tail, 4x slower.)
 inline AttentionParams one_row(AttentionParams p) {
     p.vector_width = p.query_tile = p.value_rows = 1;
     p.value_vectors = std::max(1, 64 / p.value_width);
