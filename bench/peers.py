@@ -3,10 +3,11 @@ HF code of RoPE and x + PE), ONNX Runtime (its MultiHeadAttention) and ggml (lla
 attention, where scripts/ggml.sh has built it), each in its own natural layout, with default
 arguments and allocated outputs; posattn also with out= (its best case).
 
-Every case is timed round-robin (the order rotating each round, a pause after each side's sample
-for the pool threads it woke to go idle) and each ratio is the median of the per-round ratios
-peer time / posattn time (above 1: posattn is faster), so that this shared machine's drift cancels. A sample is one call, or the mean of back-to-back calls where one call is
-under a millisecond. Every peer's output is checked against posattn's before it is timed.
+Every case is timed round-robin (the order rotating each round; each sample after a pause and
+untimed calls: sample()) and each ratio is the median of the per-round ratios peer time /
+posattn time (above 1: posattn is faster), so that this shared machine's drift cancels. A sample
+is one call, or the mean of back-to-back calls where one call is under 20 ms. Every peer's output
+is checked against posattn's before it is timed.
 
     make peers    # .venv-peers (torch, onnxruntime), their interop tests, then this table
 """
@@ -157,6 +158,13 @@ def agree(case):
 
 
 def sample(call, calls):
+    """The mean time of back-to-back calls as a loop of them runs: after a pause, in which the
+    pool threads of the side timed before stop spin-waiting (OpenMP's, ggml's and torch's spin
+    after a call by default: ggml's made a posattn decode step that followed it 1.37x slower, AMD
+    EPYC Zen 3, 2026-12-06), and as many untimed calls, which wake this side's own."""
+    time.sleep(0.02)
+    for _ in range(calls):
+        call()
     start = time.perf_counter()
     for _ in range(calls):
         call()
@@ -167,16 +175,13 @@ def measure(case, rounds):
     """Median time of each side (posattn, posattn out=, peers) and median per-round ratios to posattn."""
     sides = {"posattn": case.posattn, "posattn out=": case.best, **case.peers}
     first = sample(case.posattn, 3)
-    calls = max(1, min(1000, int(2e-3 / first)))  # samples of >= ~2 ms
+    calls = max(1, min(1000, int(20e-3 / first)))  # samples of >= ~20 ms (this shared machine's bandwidth
+    # comes and goes in stretches of tens of ms)
     times = {name: [] for name in sides}
     names = list(sides)
     for round_ in range(rounds):
         for name in names[round_ % len(names):] + names[:round_ % len(names)]:
             times[name].append(sample(sides[name], calls))
-            # Until the pool threads of the side just timed stop spin-waiting (OpenMP's, ggml's and
-            # torch's, spin after a call by default), the next side had one core: ggml's took ~30%
-            # from a posattn decode step that followed it (AMD EPYC Zen 3, 2026-12-06).
-            time.sleep(0.02)
     ratios = {name: statistics.median(t / p for t, p in zip(times[name], times["posattn"])) for name in names[1:]}
     return {name: statistics.median(t) for name, t in times.items()}, ratios
 
