@@ -52,6 +52,9 @@ struct DeviceApi {
     const halide_device_interface_t *(*interface)();
 };
 
+// The largest rank of a tensor the runtime takes (its views of them are held inline).
+constexpr size_t kMaxRank = 8;
+
 // Argument checks for one API call; every message starts with "posattn.<api>: ".
 class Checker {
 public:
@@ -91,7 +94,7 @@ public:
 
 private:
     void shape(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks) const;
-    // A rank the runtime's inline layouts hold (Strided: at most 8).
+    // A rank the runtime's inline layouts hold (at most kMaxRank).
     void inline_rank(const Tensor &t, const char *name) const;
 
     std::string api_;
@@ -184,14 +187,14 @@ Tensor with_leading_batch(const Tensor &t);
 // max(positions) + 1, and 0 if there is none (HF's current length).
 int64_t max_position_plus_one(const Tensor &positions);
 
-// A tensor's layout held inline (rank at most 8), for the views the runtime makes around a kernel
-// call: each vector of a Tensor is an allocation, and a call at decoding sizes takes a few µs.
+// A tensor's layout held inline (rank at most kMaxRank), for the views the runtime makes around a
+// kernel call: each vector of a Tensor is an allocation, and a call at decoding sizes takes a few µs.
 struct Strided {
     void *data = nullptr;
     DType dtype = DType::float32;
     Memory memory = Memory::host;
     size_t rank = 0;
-    std::array<int64_t, 8> shape{}, strides{};  // strides in elements, always explicit
+    std::array<int64_t, kMaxRank> shape{}, strides{};  // strides in elements, always explicit
 
     Strided(const Tensor &t);  // (implicit: any Tensor where a view is made)
     Strided(void *data, DType dtype, std::initializer_list<int64_t> shape, std::initializer_list<int64_t> strides,
@@ -221,7 +224,7 @@ private:
     bool output_;
     uint64_t device_ = 0;
     std::vector<uint8_t> packed_;
-    std::array<halide_dimension_t, 8> dims_;  // (inline: ~10 views a call; ranks here are at most 5)
+    std::array<halide_dimension_t, kMaxRank> dims_;  // (inline: ~10 views a call; ranks here are at most 5)
     halide_buffer_t buffer_{};
 };
 

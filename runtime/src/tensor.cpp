@@ -108,15 +108,15 @@ void Checker::shape(const Tensor &t, const char *name, DType dtype, std::initial
 }
 
 void Checker::inline_rank(const Tensor &t, const char *name) const {
-    if (t.shape.size() > std::tuple_size_v<decltype(Strided::shape)>)
-        fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most 8");
+    if (t.shape.size() > kMaxRank)
+        fail(argument(name) + " has rank " + std::to_string(t.shape.size()) + "; expected at most " + std::to_string(kMaxRank));
 }
 
 void Checker::output(const Tensor &t, const char *name) const {
     if (t.numel() == 0) return;  // (NumPy gives empty arrays zero strides)
     // Non-overlapping if, with dims sorted by |stride|, each stride clears the previous dim's span.
     inline_rank(t, name);
-    std::array<std::pair<int64_t, int64_t>, 8> dims;  // (|stride|, extent)
+    std::array<std::pair<int64_t, int64_t>, kMaxRank> dims;  // (|stride|, extent)
     size_t count = 0;
     for (size_t d = 0; d < t.shape.size(); d++) {  // (an insertion sort)
         if (t.shape[d] <= 1) continue;
