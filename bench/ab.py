@@ -1,5 +1,5 @@
 """Two builds of one kernel timed alternately, call by call, on its benchmark's inputs (bench.py's
-shape): the README's "alternated N pairs" comparisons. Each side is compiled by the tuner's
+shape): the "alternated N pairs" comparisons of docs/benchmarks.md. Each side is compiled by the tuner's
 compiler (tune/tune.py) from schedule params over the kernel's defaults, with this build's
 generators or another build's (a change measured against its parent commit):
 

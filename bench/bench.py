@@ -99,7 +99,7 @@ def selected(bench, only):
 
 def output_array(*shape):
     """An output as posattn allocates its own: 64-byte aligned, so that the non-temporal stores of
-    the x86 twins write whole lines (NumPy's large arrays start at 16 mod 64: README, Benchmarks)."""
+    the x86 twins write whole lines (NumPy's large arrays start at 16 mod 64: docs/benchmarks.md)."""
     return aligned_zeros(int(np.prod(shape))).reshape(shape)
 
 
@@ -187,7 +187,7 @@ def encoding_benches(rng):
 
 
 def simple_benches(positions, xs, out, rng):
-    """The simple encodings (SPEC §3), table and x + PE forms, against float32 eager NumPy."""
+    """The simple encodings (contract §3), table and x + PE forms, against float32 eager NumPy."""
     B, S, D = ENCODING_SHAPE
     n = B * S * D
     omega = 10000.0 ** (-np.arange(D) / D)

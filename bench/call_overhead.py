@@ -1,7 +1,7 @@
 """Time per call of calls at decoding sizes, where the runtime's checks and dispatch and the
 Python binding cost more than the kernel: RoPE of one token's q [1, 32, 1, 128], the integer
 table of one row, a [64, 64] sinusoid table. Each line: the median over 5 runs of N calls, after
-warm-up (README, Known gaps).
+warm-up (docs/benchmarks.md).
 
     PYTHONPATH=build/python .venv/bin/python bench/call_overhead.py [--calls 3000]
 """

@@ -1,4 +1,4 @@
-"""What masks cost (README, Benchmarks): each masked call against the same call without its mask,
+"""What masks cost (docs/benchmarks.md): each masked call against the same call without its mask,
 timed alternately, the ratio the median of per-pair speed ratios (this machine's drift cancels).
 B = 1, H = 8, L = 2048, D = 64, as bench.py:
 

@@ -1,4 +1,4 @@
-// ALiBi's offsets (SPEC §7), shared by the bias kernel and attention's bias term. For a query at
+// ALiBi's offsets (contract §7), shared by the bias kernel and attention's bias term. For a query at
 // absolute position `query` and key `key`, the bias is slope · offset with
 //   form 0 'relative' j − i,  1 'key_position' j,  2 'symmetric' −|i − j|.
 #pragma once

@@ -1,4 +1,4 @@
-// ALiBi's bias (SPEC §7): out[h, r, j] for query row r at absolute position i = r + Lk − Lq and
+// ALiBi's bias (contract §7): out[h, r, j] for query row r at absolute position i = r + Lk − Lq and
 // key j, head slope m_h:
 //   form 0 'relative'      −m·(i − j)
 //   form 1 'key_position'  +m·j      (fairseq / BLOOM; the softmax equals 'relative')

@@ -6,7 +6,7 @@
 //                 q' = transform_q(q), k' = transform_k(k)
 //   visible(i, j) = first(i, b) ≤ j < end(i, b)  ∧  j − p_i ≤ lookahead  ∧  p_i − j < window  (causal: lookahead 0)
 //                   ∧ mask(j, i, h, b)  (where masked; the logit then gets bias(j, i, h, b) added)
-//                 p_i = i + Lk − Lq, the query's absolute position (SPEC §0, bottom-right)
+//                 p_i = i + Lk − Lq, the query's absolute position (contract §0, bottom-right)
 //   out_i = Σ_j softmax_j(logit) (v_j + Σ relative values(i, j)) over visible j; a row with no
 //           visible key is exactly 0.
 //

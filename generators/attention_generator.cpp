@@ -40,11 +40,11 @@ public:
     Input<Buffer<float, 1>> *slopes = nullptr;  // alibi: [Hq]
     Input<int32_t> *alibi_form = nullptr;       // alibi: generators/alibi.h
     // t5: the bias of each query − key offset and head, bias_by_offset(i − j + Lq − 1, h), computed
-    // by the runtime from the bucket table (SPEC §9), so the buckets are exactly float32 torch's.
+    // by the runtime from the bucket table (contract §9), so the buckets are exactly float32 torch's.
     // The runtime pads it on both sides (a negative min) for the rows and keys that tiles compute
     // past Lq and Lk and never use; unclamped, a vector of query rows reads it as one dense run.
     Input<Buffer<float, 2>> *bias_by_offset = nullptr;
-    // rope: q and k rotated (SPEC §6) at their positions; inv_freq of rotary_dim/2 pairs, in turns.
+    // rope: q and k rotated (contract §6) at their positions; inv_freq of rotary_dim/2 pairs, in turns.
     Input<Buffer<int32_t, 2>> *q_positions = nullptr, *k_positions = nullptr;  // [B, Lq], [B, Lk]
     Input<Buffer<int32_t, 2>> *turns = nullptr;  // [2, rotary_dim/2]: rope.h rope_cos_sin
     Input<double> *attention_factor = nullptr;

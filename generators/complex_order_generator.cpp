@@ -1,4 +1,4 @@
-// Complex-order embeddings (SPEC §4): f(w, p)_c = r_{w,c}·exp(i(ω_{w,c}·p + θ_{w,c})), returned as
+// Complex-order embeddings (contract §4): f(w, p)_c = r_{w,c}·exp(i(ω_{w,c}·p + θ_{w,c})), returned as
 // the pair (real, imag) = r·(cos, sin) of the angle, each [B, S, d]. Amplitude, frequency and the
 // optional phase are word tables [V, d]; the public code has no phase (θ = 0, `with_phase=false`).
 // Tokens run in the runtime's order, each with its word and position (trig.h OrderedRows): on CPUs

@@ -1,4 +1,4 @@
-// One integration step of FLOATER's ODE (SPEC §5), dp/dt = h(t, p), for a batch of states:
+// One integration step of FLOATER's ODE (contract §5), dp/dt = h(t, p), for a batch of states:
 //   h(t, p) = W2·[ReLU(W1·[p; t] + b1); t] + b2,   W1: [hidden, d+1], W2: [d, hidden+1].
 // The method is a Butcher tableau (explicit Runge–Kutta), one compiled instance per method. The
 // runtime calls it `substeps` times per position, sequentially in time; a step is parallel over

@@ -1,4 +1,4 @@
-// Learned absolute encoding (SPEC §2): out[b, s, :] = table[positions[b, s] + offset, :], or fused
+// Learned absolute encoding (contract §2): out[b, s, :] = table[positions[b, s] + offset, :], or fused
 // with an input: out = x + table[positions + offset]. The runtime rejects any index outside the
 // table before the kernel runs; the clamp below only tells bounds inference the table's extent.
 #include "Halide.h"

@@ -1,5 +1,5 @@
 // A linear layer as torch's nn.Linear computes it: out[n, o] = Σ_e x[n, e]·weight[o, e] + bias[o].
-// DeBERTa projects its relative embeddings with it (SPEC §11), once per call; Transformer-XL's
+// DeBERTa projects its relative embeddings with it (contract §11), once per call; Transformer-XL's
 // r = W_r·R is the same product without a bias.
 #include "Halide.h"
 #include "linear.h"

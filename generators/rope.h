@@ -1,4 +1,4 @@
-// RoPE's rotation (SPEC §6), shared by the standalone kernel and attention's q/k transform.
+// RoPE's rotation (contract §6), shared by the standalone kernel and attention's q/k transform.
 #pragma once
 
 #include "Halide.h"

@@ -1,4 +1,4 @@
-// RoPE applied to q or k (SPEC §6): x [B, H, L, D] → out, in place or not.
+// RoPE applied to q or k (contract §6): x [B, H, L, D] → out, in place or not.
 // The rotated channels arrive as a pair view x(i, m, l, h, b) — pair i, member m — whose strides
 // say the layout: 'gptj' pairs (2i, 2i+1), 'neox' pairs (i, r/2+i), r the rotary width. A
 // `partial` instance (r < D) also copies channels r … D−1 through, x_pass → out_pass (never

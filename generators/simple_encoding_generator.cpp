@@ -1,4 +1,4 @@
-// The simple absolute encodings of SPEC §3, one `kind` per compiled instance, as a table
+// The simple absolute encodings of contract §3, one `kind` per compiled instance, as a table
 // PE[b, s, c] or fused with an input: out = x + PE(positions).
 //   integer:    PE = p on every channel.
 //   normalized: PE = p · inv_length[b], where the runtime passes 1/(L−1) ('minus_one', 0 for

@@ -1,4 +1,4 @@
-// Sinusoidal absolute encoding (SPEC §1), as a table PE[b, s, :] = PE(positions[b, s]) or fused
+// Sinusoidal absolute encoding (contract §1), as a table PE[b, s, :] = PE(positions[b, s]) or fused
 // with an input: out = x + PE(positions).
 //   ω_i = base^(−i·exponent_step), i = 0 … d/2−1, exponent_step = 2/d' ('vaswani') or
 //   1/max(d'/2−1, 1) ('t2t'), d' = d rounded down to even, computed by the runtime in float64.
@@ -8,7 +8,7 @@
 // The channel axis arrives as a pair view out(i, m, s, b): pair i, member m (0 sine, 1 cosine).
 // The layout is only strides: interleaved puts pair i at channels (2i, 2i+1) (i stride 2, m
 // stride 1), half at (i, d'/2+i) (i stride 1, m stride d'/2). So both layouts compute one sine
-// and cosine per pair. The zero last column of an odd d is the runtime's (SPEC §1).
+// and cosine per pair. The zero last column of an odd d is the runtime's (contract §1).
 // Where the runtime splits the positions (trig.h PositionSplit), a pair is the angle sum of a row
 // of each of two tables, themselves evaluated as above. Rows run in the runtime's order, each
 // with its position's parts (trig.h OrderedRows); the positions themselves are the runtime's.

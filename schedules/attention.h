@@ -14,7 +14,7 @@ namespace posattn {
 // query rows (decoding; cpu::one_row), "window" for a
 // sliding window narrower than the keys, which the runtime picks for such calls
 // (runtime/src/attention.cpp). GPUs keep one set of defaults, their plain tiles (on an H200 the
-// decode shape's 8 blocks were slower than the host CPU: README Backends).
+// decode shape's 8 blocks were slower than the host CPU: docs/benchmarks.md).
 inline void check_shape_class(const std::string &shape_class) {
     for (const char *known : {"", "decode1", "decode", "decode8", "window"})
         if (shape_class == known) return;

@@ -179,7 +179,7 @@ def learned_cases(fused):
     return cases
 
 
-# The simple encodings (SPEC §3), per kind: option variants, positions(rng, shape, d), tolerance.
+# The simple encodings (contract §3), per kind: option variants, positions(rng, shape, d), tolerance.
 SIMPLE_KINDS = {
     "integer": ([{}], lambda rng, shape, d: rng.integers(-2**31, 2**31 - 1, size=shape), (EXACT_ATOL, 2 * ROUNDED_RTOL)),
     "normalized": ([dict(mode="minus_one"), dict(mode="length"), dict(length=9000), dict(length=1, mode="minus_one"),

@@ -363,7 +363,7 @@ def check_call(name, kwargs, expected, atol, rtol):
             return f"input {k} was modified"
     if expected is not None and name in PRODUCTS and any(
             a.dtype.kind == "f" and a.size and np.nanmax(np.abs(a)) > 1e18 for k, a in before.items() if k != "out"):
-        expected = None  # products past float32's range: undefined values (README: check_finite), never a crash
+        expected = None  # products past float32's range: undefined values (docs/api.md: check_finite), never a crash
     if expected is not None:
         got = result[0] if isinstance(result, tuple) else result
         try:  # of the values before the call (which may have written an input in place); a bool is

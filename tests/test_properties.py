@@ -1,4 +1,4 @@
-"""SPEC properties, checked on the kernels' own outputs."""
+"""The contract's properties (docs/contract.md), checked on the kernels' own outputs."""
 import platform
 
 import numpy as np
@@ -120,7 +120,7 @@ def test_rope_layouts_differ_by_a_fixed_channel_permutation(rng):
 
 
 def test_rope_yarn_and_llama3_worked_numbers():
-    """SPEC §6: YaRN r=128, base 1e4, L0=4096, factor 8 gives low=20, high=46, af=1.2079; llama3
+    """contract §6: YaRN r=128, base 1e4, L0=4096, factor 8 gives low=20, high=46, af=1.2079; llama3
     base 5e5, r=128, L0=8192, factors 8/1/4 keeps 29 pairs, smooths 6 and divides 29."""
     plain, _ = posattn.rope_frequencies(128)
     inv, af = posattn.rope_frequencies(128, scaling={"type": "yarn", "factor": 8.0,
@@ -171,7 +171,7 @@ def test_trig_encoding_frequencies_are_each_calls_own(rng):
 
 
 def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
-    """SPEC §4: |f(w, p)| = |r_w| for every p, and f(w, p+k) = f(w, p)·e^{iω_w k}."""
+    """contract §4: |f(w, p)| = |r_w| for every p, and f(w, p+k) = f(w, p)·e^{iω_w k}."""
     V, d, k = 20, 16, 9
     amplitude = rng.standard_normal((V, d)).astype(np.float32)
     frequency = posattn.complex_order_frequency_init(V, d, "classification")
@@ -186,7 +186,7 @@ def test_complex_order_modulus_is_the_amplitude_and_shift_is_a_rotation(rng):
 
 @pytest.mark.parametrize("method", ["rk4_38", "rk4", "midpoint", "euler"])
 def test_floater_constant_field_gives_a_straight_line(rng, method):
-    """SPEC §5: with W1 = W2 = 0 the field is b2, so p_n = p0 + b2·n·dt."""
+    """contract §5: with W1 = W2 = 0 the field is b2, so p_n = p0 + b2·n·dt."""
     d, hidden, N = 12, 7, 30
     p0, b2 = rng.standard_normal(d).astype(np.float32), rng.standard_normal(d).astype(np.float32)
     out = posattn.floater(N, p0, np.zeros((hidden, d + 1), np.float32), rng.standard_normal(hidden).astype(np.float32),
@@ -198,7 +198,7 @@ def test_floater_constant_field_gives_a_straight_line(rng, method):
 
 
 def test_floater_rotation_field_reproduces_the_interleaved_sinusoid():
-    """SPEC §5: h = A·p with A_pair = [[0, ω], [−ω, 0]], p0 = [0, 1] per pair and dt = 1 gives
+    """contract §5: h = A·p with A_pair = [[0, ω], [−ω, 0]], p0 = [0, 1] per pair and dt = 1 gives
     p_n = (sin nω, cos nω): sinusoidal PE. A linear field through ReLU: W1 = [I; −I], W2 = [A, −A]."""
     d, N = 16, 12
     omega = reference.sinusoidal_frequencies(d)
@@ -215,7 +215,7 @@ def test_floater_rotation_field_reproduces_the_interleaved_sinusoid():
 
 
 def test_alibi_slopes_worked_numbers():
-    """SPEC §7: 8 heads 1/2 … 1/256; 12 heads append 0.7071 … 0.0884 (unsorted); 3 heads 1/16, 1/256, 1/4."""
+    """contract §7: 8 heads 1/2 … 1/256; 12 heads append 0.7071 … 0.0884 (unsorted); 3 heads 1/16, 1/256, 1/4."""
     np.testing.assert_array_equal(posattn.alibi_slopes(8), 2.0 ** -np.arange(1, 9))
     np.testing.assert_allclose(posattn.alibi_slopes(12)[8:], [0.7071, 0.3536, 0.1768, 0.0884], atol=5e-5)
     np.testing.assert_array_equal(posattn.alibi_slopes(12)[:8], 2.0 ** -np.arange(1, 9))
@@ -253,7 +253,7 @@ def test_alibi_attention_with_zero_slopes_is_plain_attention(rng):
 
 
 def test_alibi_attention_key_position_form_equals_relative(rng):
-    """The two forms differ by a per-row constant, which the softmax removes (SPEC §7)."""
+    """The two forms differ by a per-row constant, which the softmax removes (contract §7)."""
     q, k, v = _qkv(rng, 2, 4, 4, 15, 40, 16)
     slopes = posattn.alibi_slopes(4)
     relative = posattn.attention(q, k, v, causal=True, alibi_slopes=slopes)
@@ -262,7 +262,7 @@ def test_alibi_attention_key_position_form_equals_relative(rng):
 
 
 def test_t5_buckets_worked_values():
-    """SPEC §9: 32 buckets, max distance 128; exact-integer boundaries at n = 16, 32, 64, 128."""
+    """contract §9: 32 buckets, max distance 128; exact-integer boundaries at n = 16, 32, 64, 128."""
     rel = [-200, -128, -100, -64, -32, -16, -12, -8, -7, -1, 1, 7, 8, 12, 16, 32, 64, 128]
     assert list(posattn.t5_bucket(rel)) == [15, 15, 15, 14, 12, 10, 9, 8, 7, 1, 17, 23, 24, 25, 26, 28, 30, 31]
     rel = [-200, -100, -64, -32, -16, -12, -8, -1]
@@ -333,7 +333,7 @@ def test_transformer_xl_reductions(rng):
 
 
 def test_deberta_buckets_worked_values():
-    """SPEC §11 with 256 buckets and 512 positions; odd, monotone, the identity up to mid."""
+    """contract §11 with 256 buckets and 512 positions; odd, monotone, the identity up to mid."""
     delta = np.array([140, 200, 300, 511, 600, 1000])
     assert list(posattn.deberta_bucket(delta, 256, 512)) == [137, 169, 207, 255, 270, 317]
     assert list(posattn.deberta_bucket(-delta, 256, 512)) == [-137, -169, -207, -255, -270, -317]

@@ -1,4 +1,4 @@
-"""The float64 references against SPEC's worked numbers and properties (§3–§7). Pure NumPy."""
+"""The float64 references against the contract's worked numbers (docs/contract.md) and properties (§3–§7). Pure NumPy."""
 import importlib.util
 import math
 import pathlib
@@ -188,7 +188,7 @@ def test_floater_follows_the_tableau(rng, method):
 
 
 def test_floater_default_agrees_with_fine_classic_rk4(rng):
-    # SPEC §5: with ReLU kinks, rk4_38 at dt/5 matches a 50-step classic RK4 to about 1e-7.
+    # contract §5: with ReLU kinks, rk4_38 at dt/5 matches a 50-step classic RK4 to about 1e-7.
     d, N = 16, 64
     weights = xavier_floater_weights(rng, d, d)
     p0 = rng.uniform(-1, 1, size=(3, d))

@@ -27,7 +27,7 @@ each candidate here (for ARM with Debian's aarch64 g++, against build-arm/'s lib
 command with measure.py's arguments appended (FUNCTION library:symbol ... --device D --repeats N
 --max-error E) and reads the JSON line it prints. tune/runners/local.sh runs it on this machine;
 a runner for a board or a GPU host copies the libraries there (same paths) and runs measure.py
-with that machine's build (README "Autotuning"). Records go to schedules/tuned/<family>.jsonl
+with that machine's build (docs/autotuning.md). Records go to schedules/tuned/<family>.jsonl
 (x86, arm, cuda, opencl, vulkan), which the build reads per family. measure.py refuses to time
 under user-mode emulation (ARM under qemu), and without a runner only this machine's CPU is tuned.
 """

@@ -1,4 +1,4 @@
-// ALiBi: head slopes in float64 (SPEC §7) and the bias kernel.
+// ALiBi: head slopes in float64 (contract §7) and the bias kernel.
 #include <cmath>
 
 #include "internal.h"

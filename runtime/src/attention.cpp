@@ -716,7 +716,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (o.check_finite && !encodings && !by_output) check_keys();
     if (out.numel() == 0) return;
 
-    if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (SPEC §0)
+    if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (contract §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
         float *data = static_cast<float *>(zeros.tensor().data);
         detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });

@@ -1,4 +1,4 @@
-// Complex-order embeddings (SPEC §4): frequency initialisations and the (real, imag) kernel.
+// Complex-order embeddings (contract §4): frequency initialisations and the (real, imag) kernel.
 #include <cmath>
 #include <vector>
 

@@ -204,7 +204,7 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         kernel.run();
         out_view.finish();
     }
-    if (D % 2) {  // the last channel of an odd d is zero (SPEC §1): out = x there, or 0
+    if (D % 2) {  // the last channel of an odd d is zero (contract §1): out = x there, or 0
         // (A device handle cannot express a view of one channel: a device out is written back whole
         // from a host image, its other channels as the kernel left them.)
         detail::HostImage out_image(out3, call, out.memory == Memory::device);
@@ -247,7 +247,7 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
 }
 
 
-// The simple encodings (SPEC §3): checks shared by every kind, then the kind's kernel.
+// The simple encodings (contract §3): checks shared by every kind, then the kind's kernel.
 std::string simple_function(const char *kind, const Tensor *x) { return std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"); }
 
 template <typename Bind>
@@ -293,7 +293,7 @@ void run_binary(const char *api, const Tensor *x, const Tensor &positions, const
     Checker check(api);
     check_encoding(check, x, positions, out, call);
     int64_t d = out.shape.back();
-    // p must fit in d bits (SPEC §3); positions are int32, so d >= 31 only excludes negatives.
+    // p must fit in d bits (contract §3); positions are int32, so d >= 31 only excludes negatives.
     int64_t limit = d >= 31 ? int64_t(1) << 31 : int64_t(1) << d;
     for_each_position(positions, 1, [&](int64_t, int64_t, int32_t p) {
         if (p < 0 || p >= limit)

@@ -1,4 +1,4 @@
-// FLOATER (SPEC §5): the position encodings p_n = p(n·dt) of dp/dt = h(t, p), p(0) = p0, integrated
+// FLOATER (contract §5): the position encodings p_n = p(n·dt) of dp/dt = h(t, p), p(0) = p0, integrated
 // with `substeps` explicit Runge–Kutta steps per position. Each step is one kernel call over the
 // whole batch of initial values; the steps run in order.
 

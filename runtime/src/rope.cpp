@@ -1,4 +1,4 @@
-// RoPE: the scalings (SPEC §6, following HF's ROPE_INIT_FUNCTIONS) turned into inv_freq and an
+// RoPE: the scalings (contract §6, following HF's ROPE_INIT_FUNCTIONS) turned into inv_freq and an
 // attention factor in float64, then validate → select → call.
 #include <algorithm>
 #include <cmath>

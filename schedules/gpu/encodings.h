@@ -1,6 +1,6 @@
 // GPU schedules (CUDA, OpenCL, Vulkan) of the elementwise encodings (table and fused "x + PE"
 // forms): one thread per (channel, row) output, rows = (batch, position) fused; per-channel
-// tables computed once per call by their own kernel. Timed on an H200 (README Backends): 8–37% of
+// tables computed once per call by their own kernel. Timed on an H200 (docs/benchmarks.md): 8–37% of
 // its copy bandwidth, whatever the block shape.
 #pragma once
 

@@ -6,7 +6,7 @@
 // Vulkan allocator reused freed regions with stale, smaller buffers (fixed upstream after the
 // release, PR #9224) and lavapipe read wrong stages. Shared memory grows with d and hidden:
 // rk4 at d = hidden = 2048 asks 40,960 bytes (over lavapipe's 32 KiB: Halide's error says so).
-// On an H200 (README Backends), one launch per step: 420 ms for the benchmark's rk4_38.
+// On an H200 (docs/benchmarks.md), one launch per step: 420 ms for the benchmark's rk4_38.
 #pragma once
 
 #include "Halide.h"

@@ -214,7 +214,7 @@ def set_output_cache(bytes):
 @_tensors
 def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
                schedule="hand", device="cpu"):
-    """PE(positions) of width d (SPEC §1): positions [N] or [B, S] -> float32 [..., d]."""
+    """PE(positions) of width d (contract §1): positions [N] or [B, S] -> float32 [..., d]."""
     return _call("sinusoidal", _posattn.sinusoidal, positions=_int32(positions, "sinusoidal", "positions", ("out", out)), d=d,
                  base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
@@ -230,7 +230,7 @@ def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", conventi
 
 @_tensors
 def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
-    """table[positions + offset] (SPEC §2); an index outside the table is an error."""
+    """table[positions + offset] (contract §2); an index outside the table is an error."""
     api = "learned"
     return _call(api, _posattn.learned, table=_operand(table, api, "table"), positions=_int32(positions, api, "positions", ("out", out)),
                  offset=offset, out=out, schedule=schedule, device=device)
@@ -246,7 +246,7 @@ def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", dev
 
 @_tensors
 def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
-    """PE = p on every channel (SPEC §3): positions [N] or [B, S] -> float32 [..., d]."""
+    """PE = p on every channel (contract §3): positions [N] or [B, S] -> float32 [..., d]."""
     return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out,
                  schedule=schedule, device=device)
 
@@ -261,7 +261,7 @@ def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
 
 @_tensors
 def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
-    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (SPEC §3), where L is
+    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (contract §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
     return _call("normalized", _posattn.normalized, positions=_int32(positions, "normalized", "positions", ("out", out)), d=d,
                  length=length, mode=mode, out=out, schedule=schedule, device=device)
@@ -277,7 +277,7 @@ def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, sch
 
 @_tensors
 def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
-    """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (SPEC §3); every
+    """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (contract §3); every
     position must satisfy 0 <= p < 2^d."""
     return _call("binary", _posattn.binary, positions=_int32(positions, "binary", "positions", ("out", out)), d=d, signed=signed,
                  msb_first=msb_first, out=out, schedule=schedule, device=device)
@@ -293,7 +293,7 @@ def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedul
 
 @_tensors
 def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="cpu"):
-    """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (SPEC §3)."""
+    """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (contract §3)."""
     return _call("sin_only", _posattn.sin_only, positions=_int32(positions, "sin_only", "positions", ("out", out)), d=d, base=base,
                  out=out, schedule=schedule, device=device)
 
@@ -307,7 +307,7 @@ def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", devic
 
 
 def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
-    """(inv_freq float64 [rotary_dim/2], attention_factor) for RoPE (SPEC §6). scaling: an HF-style
+    """(inv_freq float64 [rotary_dim/2], attention_factor) for RoPE (contract §6). scaling: an HF-style
     rope_scaling dict, {"type": linear | ntk | dynamic | yarn | llama3 | longrope, "factor": …, …};
     seq_len: the current length that dynamic and longrope read."""
     return _call("rope_frequencies", _posattn.rope_frequencies, rotary_dim=rotary_dim, base=base, scaling=scaling,
@@ -345,7 +345,7 @@ def hf_rope_parameters(rope_parameters, head_dim, max_position_embeddings=None, 
 @_tensors
 def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
          schedule="hand", device="cpu", rope_parameters=None):
-    """RoPE (SPEC §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
+    """RoPE (contract §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
 
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
     rotary_dim r (default D): channels r … D−1 pass through; scaling as in rope_frequencies, with
@@ -364,7 +364,7 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
 
 @_tensors
 def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand", device="cpu"):
-    """Complex-order embedding (SPEC §4) -> (real, imag), each float32 [..., d]:
+    """Complex-order embedding (contract §4) -> (real, imag), each float32 [..., d]:
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
     tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
     api = "complex_order"
@@ -375,14 +375,14 @@ def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, rea
 
 
 def complex_order_frequency_init(vocab, d, kind="translation"):
-    """float32 [vocab, d] frequency table as the public code initialises it (SPEC §4): 'translation'
+    """float32 [vocab, d] frequency table as the public code initialises it (contract §4): 'translation'
     10000^(−2⌊c/2⌋/d) for every word (frozen), 'classification' w·10000^(−2c/d)."""
     return _call("complex_order_frequency_init", _posattn.complex_order_frequency_init, vocab=vocab, d=d, kind=kind)
 
 
 @_tensors
 def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand", device="cpu"):
-    """FLOATER (SPEC §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
+    """FLOATER (contract §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
     `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
     position. W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d]."""
@@ -392,13 +392,13 @@ def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="r
 
 
 def alibi_slopes(heads):
-    """ALiBi head slopes, float64 [heads] (SPEC §7); not sorted when heads is not a power of two."""
+    """ALiBi head slopes, float64 [heads] (contract §7); not sorted when heads is not a power of two."""
     return _call("alibi_slopes", _posattn.alibi_slopes, heads=heads)
 
 
 @_tensors
 def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", device="cpu"):
-    """float32 [H, Lq, Lk] ALiBi bias (SPEC §7) for query row r at absolute position r + Lk − Lq and
+    """float32 [H, Lq, Lk] ALiBi bias (contract §7) for query row r at absolute position r + Lk − Lq and
     key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
     return _call("alibi_bias", _posattn.alibi_bias, slopes=_array(slopes, "alibi_bias", "slopes"), Lq=Lq, Lk=Lk, form=form,
                  out=out, schedule=schedule, device=device)
@@ -406,7 +406,7 @@ def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", de
 
 @_tensors
 def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
-    """T5's bucket of each rel = key − query (SPEC §9), computed in float32 as torch does."""
+    """T5's bucket of each rel = key − query (contract §9), computed in float32 as torch does."""
     return _call("t5_bucket", _posattn.t5_bucket, rel=_int64(rel, "t5_bucket", "rel"), bidirectional=bidirectional,
                  num_buckets=num_buckets, max_distance=max_distance)
 
@@ -421,7 +421,7 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
     j >= key_lengths[b]; a row with no visible key is exactly zero. alibi_slopes [Hq] adds ALiBi's
     bias slope·offset in `alibi_form` ('relative', 'key_position', 'symmetric') after scaling.
-    t5_table [num_buckets, Hq] adds T5's bias table[bucket(key − query), h] (SPEC §9); scale then
+    t5_table [num_buckets, Hq] adds T5's bias table[bucket(key − query), h] (contract §9); scale then
     defaults to 1, as in T5. rope = {"base", "layout", "rotary_dim", "scaling", "q_positions",
     "k_positions", "seq_len"} (all optional, as in posattn.rope) rotates q and k inside the kernel;
     positions default to keys 0 … Lk−1 and queries at the last Lq of them. window > 0 masks keys
@@ -438,7 +438,7 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     On device="cuda" or "opencl", q, k, v and out may be posattn.DeviceArray buffers the caller
     made in posattn.device_context(device), used in place (out must then be given and is returned).
 
-    Relative attention, each a dict (SPEC §8, §10, §11):
+    Relative attention, each a dict (contract §8, §10, §11):
     shaw = {"rel_k": [2K+1, D] or [Hq, 2K+1, D], "rel_v": [2K+1, Dv] or [Hq, 2K+1, Dv]}: index
     clip(j − p_i, −K, K) + K, the scale covering q·a^K, values v_j + a^V.
     transformer_xl = {"r": [R, D] or [Hq, R, D] in ascending distance ("r_order": "descending": HF's
@@ -520,6 +520,6 @@ def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
 
 @_tensors
 def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
-    """DeBERTa's relative position of each δ = query − key (SPEC §11): δ, or its log bucket (float32, ceil)."""
+    """DeBERTa's relative position of each δ = query − key (contract §11): δ, or its log bucket (float32, ceil)."""
     return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
                  position_buckets=position_buckets, max_relative_positions=max_relative_positions)

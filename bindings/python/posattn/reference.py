@@ -1,4 +1,4 @@
-"""Float64 NumPy references written from SPEC.md: the ground truth for tests and the showcase.
+"""Float64 NumPy references written from docs/contract.md: the ground truth for tests and the showcase.
 
 They favour clarity over speed: no tiling, the full score matrix, float64 throughout.
 """
@@ -9,7 +9,7 @@ import numpy as np
 
 
 def sinusoidal_frequencies(d, base=10000.0, convention="vaswani"):
-    """ω_i, i = 0 … d'/2−1, with d' = d rounded down to even (SPEC §1)."""
+    """ω_i, i = 0 … d'/2−1, with d' = d rounded down to even (contract §1)."""
     pairs = d // 2
     i = np.arange(pairs, dtype=np.float64)
     if convention == "vaswani":
@@ -39,7 +39,7 @@ def sinusoidal(positions, d, base=10000.0, layout="interleaved", convention="vas
 
 
 def learned(table, positions, offset=0):
-    """table[positions + offset] (SPEC §2); raises outside the table."""
+    """table[positions + offset] (contract §2); raises outside the table."""
     rows = np.asarray(positions, dtype=np.int64) + offset
     table = np.asarray(table, dtype=np.float64)
     if rows.size and (rows.min() < 0 or rows.max() >= table.shape[0]):
@@ -50,7 +50,7 @@ def learned(table, positions, offset=0):
 def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, window=0,
               relative_scores=None, relative_values=None, mask=None, key_starts=None, q_segments=None,
               k_segments=None, query_lengths=None):
-    """softmax(scale·(q·kᵀ + relative_scores) + bias + mask)·(v + relative_values) with SPEC §0
+    """softmax(scale·(q·kᵀ + relative_scores) + bias + mask)·(v + relative_values) with contract §0
     conventions: causal bottom-right, GQA by repeating k/v heads, a row with no visible key is
     exactly 0; bias broadcasts to [B, Hq, Lq, Lk] and is not scaled (ALiBi, T5); relative_scores
     (same shape) is scaled (Shaw, Transformer-XL, DeBERTa); relative_values broadcasts to
@@ -109,13 +109,13 @@ def _per_head(table, H):
 
 
 def shaw_index(Lq, Lk, K):
-    """Shaw's table row clip(j − p_i, −K, K) + K of query row i (position p_i = i + Lk − Lq) and key j (SPEC §8)."""
+    """Shaw's table row clip(j − p_i, −K, K) + K of query row i (position p_i = i + Lk − Lq) and key j (contract §8)."""
     rel = np.arange(Lk)[None, :] - (np.arange(Lq)[:, None] + (Lk - Lq))
     return np.clip(rel, -K, K) + K
 
 
 def shaw_attention(q, k, v, rel_k, rel_v, scale=None, **masks):
-    """Shaw et al. (SPEC §8): logits (q_i·k_j + q_i·a^K_ij)·scale, outputs Σ_j α_ij (v_j + a^V_ij)."""
+    """Shaw et al. (contract §8): logits (q_i·k_j + q_i·a^K_ij)·scale, outputs Σ_j α_ij (v_j + a^V_ij)."""
     q = np.asarray(q, dtype=np.float64)
     Hq, Lq, Lk = q.shape[1], q.shape[2], np.shape(k)[2]
     rel_k, rel_v = _per_head(rel_k, Hq), _per_head(rel_v, Hq)
@@ -125,7 +125,7 @@ def shaw_attention(q, k, v, rel_k, rel_v, scale=None, **masks):
 
 
 def transformer_xl_attention(q, k, v, r, u, v_bias, clamp_len=0, same_length=0, causal=True, scale=None, **masks):
-    """Transformer-XL (SPEC §10) with the explicit index: ((q_i+u)·k_j + (q_i+v_bias)·r[dist])·scale,
+    """Transformer-XL (contract §10) with the explicit index: ((q_i+u)·k_j + (q_i+v_bias)·r[dist])·scale,
     dist = p_i − j (memory first), r ascending by distance, clamped to clamp_len; same_length
     masks keys at distance >= mem_len (= same_length)."""
     q = np.asarray(q, dtype=np.float64)
@@ -157,7 +157,7 @@ def transformer_xl_bd_literal(q, r, v_bias):
 
 
 def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
-    """DeBERTa's make_log_bucket_position of δ = query − key (SPEC §11), float32 with ceil as HF."""
+    """DeBERTa's make_log_bucket_position of δ = query − key (contract §11), float32 with ceil as HF."""
     delta = np.asarray(delta, dtype=np.int64)
     if position_buckets <= 0:
         return delta
@@ -184,7 +184,7 @@ def _deberta_tables(rel_embeddings, w, b, span, H, D):
 
 def deberta_attention(q, k, v, rel_embeddings, w_key=None, b_key=None, w_query=None, b_query=None,
                       position_buckets=-1, max_relative_positions=-1, p2c_index="code", scale=None, **masks):
-    """DeBERTa v2 disentangled attention (SPEC §11), closed form: c2p q_i·K_r[idx(i, j)], p2c
+    """DeBERTa v2 disentangled attention (contract §11), closed form: c2p q_i·K_r[idx(i, j)], p2c
     k_j·Q_r[idx(i, j)] (HF/official) or Q_r[clamp(−bucket(i − j) + span)] (the paper), δ = i − j."""
     q, k = np.asarray(q, dtype=np.float64), np.asarray(k, dtype=np.float64)
     B, H, Lq, D = q.shape
@@ -224,13 +224,13 @@ def deberta_scores_literal(q, k, rel_embeddings, w_key, b_key, w_query, b_query,
 
 
 def integer(positions, d):
-    """PE[..., c] = p for every channel (SPEC §3); unbounded."""
+    """PE[..., c] = p for every channel (contract §3); unbounded."""
     p = np.asarray(positions, dtype=np.float64)
     return np.repeat(p[..., None], d, axis=-1)
 
 
 def normalized(positions, d, length=None, mode="minus_one"):
-    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') in every channel (SPEC §3).
+    """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') in every channel (contract §3).
     positions [S] or [B, S]; L = length (an int or one per sequence, [B]), else max(p)+1 per sequence."""
     p = np.asarray(positions, dtype=np.float64)
     if length is None:
@@ -251,7 +251,7 @@ def normalized(positions, d, length=None, mode="minus_one"):
 
 def binary(positions, d, signed=False, msb_first=False):
     """PE[..., b] = (p >> b) & 1, LSB first, or bit d−1−b with msb_first; signed maps {0,1} → {−1,+1}
-    (SPEC §3). Requires 0 ≤ p < 2^d; bits are taken from Python ints, so any d works."""
+    (contract §3). Requires 0 ≤ p < 2^d; bits are taken from Python ints, so any d works."""
     p = np.asarray(positions)
     values = [operator.index(v) for v in p.ravel().tolist()]
     if any(v < 0 or v >> d for v in values):
@@ -264,13 +264,13 @@ def binary(positions, d, signed=False, msb_first=False):
 
 
 def sin_only(positions, d, base=10000.0):
-    """PE[..., i] = sin(p · base^(−i/d)), i = 0 … d−1 (SPEC §3)."""
+    """PE[..., i] = sin(p · base^(−i/d)), i = 0 … d−1 (contract §3)."""
     p = np.asarray(positions, dtype=np.float64)
     return np.sin(p[..., None] * float(base) ** (-np.arange(d) / d))
 
 
 def complex_order(token_ids, positions, amplitude, frequency, phase=None):
-    """(real, imag) of f(w,p)_c = r_{w,c}·exp(i(ω_{w,c}·p + θ_{w,c})), each [..., d] (SPEC §4);
+    """(real, imag) of f(w,p)_c = r_{w,c}·exp(i(ω_{w,c}·p + θ_{w,c})), each [..., d] (contract §4);
     phase=None is the public code's θ = 0."""
     ids = np.asarray(token_ids, dtype=np.int64)
     r = np.asarray(amplitude, dtype=np.float64)
@@ -285,7 +285,7 @@ def complex_order(token_ids, positions, amplitude, frequency, phase=None):
 
 
 def complex_order_frequency_init(vocab, d, kind="translation"):
-    """ω table [vocab, d] (SPEC §4): 'translation' (Models.py, frozen) ω[w,c] = 10000^(−2⌊c/2⌋/d) for
+    """ω table [vocab, d] (contract §4): 'translation' (Models.py, frozen) ω[w,c] = 10000^(−2⌊c/2⌋/d) for
     every word; 'classification' (FastText Complex_order.py, trainable) ω[w,c] = w·10000^(−2c/d)."""
     c = np.arange(d)
     if kind == "translation":
@@ -319,7 +319,7 @@ def ode_step(f, method, t, y, h):
 
 def floater(num_positions, p0, W1, b1, W2, b2, dt=0.01, substeps=5, method="rk4_38"):
     """p(n·dt) for n = 0 … num_positions−1 with dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0
-    (SPEC §5). p0 [d] or [batch, d]; W1 [hidden, d+1], W2 [d, hidden+1] (torch [out, in]).
+    (contract §5). p0 [d] or [batch, d]; W1 [hidden, d+1], W2 [d, hidden+1] (torch [out, in]).
     `substeps` fixed steps of dt/substeps per position at absolute times; returns [(batch,) N, d]."""
     p0 = np.asarray(p0, dtype=np.float64)
     W1, b1, W2, b2 = (np.asarray(a, dtype=np.float64) for a in (W1, b1, W2, b2))
@@ -349,7 +349,7 @@ def floater(num_positions, p0, W1, b1, W2, b2, dt=0.01, substeps=5, method="rk4_
 
 
 def rope_inv_freq(rotary_dim, base=10000.0, scaling=None, seq_len=None):
-    """(inv_freq [r/2], attention_factor) for RoPE (SPEC §6): inv_c = base^(−2c/r), then the scaling
+    """(inv_freq [r/2], attention_factor) for RoPE (contract §6): inv_c = base^(−2c/r), then the scaling
     {'type': linear | ntk | dynamic | yarn | llama3 | longrope, …} as HF ROPE_INIT_FUNCTIONS."""
     r = rotary_dim
     if r <= 0 or r % 2:
@@ -426,7 +426,7 @@ def rope_inv_freq(rotary_dim, base=10000.0, scaling=None, seq_len=None):
 
 
 def rope(x, positions, inv_freq, attention_factor=1.0, layout="neox", rotary_dim=None):
-    """Rotate pair c of x [B, H, L, D] by θ = p·inv_freq_c, times attention_factor (SPEC §6).
+    """Rotate pair c of x [B, H, L, D] by θ = p·inv_freq_c, times attention_factor (contract §6).
     positions [L] or [B, L]; pairs (x[c], x[c+r/2]) for 'neox', (x[2c], x[2c+1]) for 'gptj';
     channels ≥ rotary_dim pass through unchanged."""
     x = np.asarray(x, dtype=np.float64)
@@ -452,7 +452,7 @@ def rope(x, positions, inv_freq, attention_factor=1.0, layout="neox", rotary_dim
 
 
 def alibi_slopes(n):
-    """ALiBi head slopes (SPEC §7): (2^(−8/n))^(h+1) for a power of two n, else
+    """ALiBi head slopes (contract §7): (2^(−8/n))^(h+1) for a power of two n, else
     slopes(c) ++ slopes(2c)[0::2][:n−c] with c = 2^⌊log2 n⌋ (not sorted)."""
     if n < 1:
         raise ValueError(f"alibi_slopes: need n >= 1, got {n}")
@@ -467,7 +467,7 @@ def alibi_slopes(n):
 
 
 def alibi_bias(slopes, Lq, Lk, form="relative"):
-    """[H, Lq, Lk] bias for query row r at absolute position i = r + Lk − Lq and key j (SPEC §7):
+    """[H, Lq, Lk] bias for query row r at absolute position i = r + Lk − Lq and key j (contract §7):
     'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|."""
     m = np.asarray(slopes, dtype=np.float64)[:, None, None]
     i = np.arange(Lq)[:, None] + (Lk - Lq)
@@ -484,7 +484,7 @@ def alibi_bias(slopes, Lq, Lk, form="relative"):
 
 
 def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
-    """T5's relative bucket of rel = key − query (SPEC §9), float32 like torch's
+    """T5's relative bucket of rel = key − query (contract §9), float32 like torch's
     `_relative_position_bucket` (truncating)."""
     rel = np.asarray(rel, dtype=np.int64)
     bucket = np.zeros_like(rel)

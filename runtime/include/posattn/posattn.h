@@ -53,7 +53,7 @@ posattn_status posattn_learned(const posattn_tensor *table, const posattn_tensor
                                const posattn_tensor *out, int64_t offset);
 posattn_status posattn_learned_add(const posattn_tensor *x, const posattn_tensor *table,
                                    const posattn_tensor *positions, const posattn_tensor *out, int64_t offset);
-/* The simple encodings (SPEC §3); the _add forms compute out = x + PE. */
+/* The simple encodings (contract §3); the _add forms compute out = x + PE. */
 typedef enum posattn_normalized_mode {
     POSATTN_NORMALIZED_MINUS_ONE = 0, /* p/(L-1) */
     POSATTN_NORMALIZED_LENGTH = 1     /* p/L */
@@ -75,7 +75,7 @@ posattn_status posattn_sin_only(const posattn_tensor *positions, const posattn_t
 posattn_status posattn_sin_only_add(const posattn_tensor *x, const posattn_tensor *positions,
                                     const posattn_tensor *out, double base);
 
-/* RoPE (SPEC §6). */
+/* RoPE (contract §6). */
 typedef enum posattn_rope_layout { POSATTN_ROPE_NEOX = 0, POSATTN_ROPE_GPTJ = 1 } posattn_rope_layout;
 typedef enum posattn_rope_scaling_type {
     POSATTN_ROPE_UNSCALED = 0,
@@ -111,7 +111,7 @@ posattn_status posattn_rope(const posattn_tensor *x, const posattn_tensor *out, 
                             double base, int32_t layout, int64_t rotary_dim, const posattn_rope_scaling *scaling,
                             int64_t seq_len);
 
-/* Complex-order embeddings (SPEC §4). phase may be NULL (the public code has none). */
+/* Complex-order embeddings (contract §4). phase may be NULL (the public code has none). */
 posattn_status posattn_complex_order(const posattn_tensor *token_ids, const posattn_tensor *positions,
                                      const posattn_tensor *amplitude, const posattn_tensor *frequency,
                                      const posattn_tensor *phase, const posattn_tensor *real,
@@ -122,7 +122,7 @@ typedef enum posattn_complex_order_init {
 } posattn_complex_order_init;
 posattn_status posattn_complex_order_frequency_init(const posattn_tensor *out, int32_t kind);
 
-/* FLOATER (SPEC §5): p0 [d] or [batch, d]; W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d];
+/* FLOATER (contract §5): p0 [d] or [batch, d]; W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d];
  * out [N, d] or [batch, N, d]. */
 typedef enum posattn_floater_method {
     POSATTN_FLOATER_RK4_38 = 0, /* torchdiffeq's "rk4" */
@@ -134,7 +134,7 @@ posattn_status posattn_floater(const posattn_tensor *p0, const posattn_tensor *W
                                const posattn_tensor *W2, const posattn_tensor *b2, const posattn_tensor *out, double dt,
                                int64_t substeps, int32_t method);
 
-/* ALiBi (SPEC §7). */
+/* ALiBi (contract §7). */
 typedef enum posattn_alibi_form {
     POSATTN_ALIBI_RELATIVE = 0,     /* -m(i-j) */
     POSATTN_ALIBI_KEY_POSITION = 1, /* +m*j */
@@ -162,7 +162,7 @@ posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tenso
                                     const posattn_tensor *out, const double *scale, int32_t causal,
                                     const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
                                     int32_t bidirectional, int64_t max_distance);
-/* T5's bucket of rel = key - query (SPEC §9), written to *bucket. */
+/* T5's bucket of rel = key - query (contract §9), written to *bucket. */
 posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
                                  int64_t *bucket);
 
@@ -197,7 +197,7 @@ posattn_status posattn_attention_t5_masked(const posattn_tensor *q, const posatt
                                            const posattn_tensor *out, const posattn_attention_options *options,
                                            const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance);
 
-/* RoPE attention (SPEC §6): q and k rotated inside the kernel. q_positions int32 [Lq] or [B, Lq]
+/* RoPE attention (contract §6): q and k rotated inside the kernel. q_positions int32 [Lq] or [B, Lq]
  * and k_positions [Lk] or [B, Lk], or NULL for the defaults (keys 0 ... Lk-1, queries at the
  * last Lq of them); rotary_dim 0 means D; seq_len 0 means max(key position) + 1. */
 posattn_status posattn_attention_rope(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
@@ -206,12 +206,12 @@ posattn_status posattn_attention_rope(const posattn_tensor *q, const posattn_ten
                                       const posattn_tensor *q_positions, const posattn_tensor *k_positions,
                                       int64_t seq_len);
 
-/* Shaw et al. (SPEC §8): rel_k float32 [2K+1, D] or [Hq, 2K+1, D], rel_v [2K+1, Dv] or [Hq, 2K+1, Dv]. */
+/* Shaw et al. (contract §8): rel_k float32 [2K+1, D] or [Hq, 2K+1, D], rel_v [2K+1, Dv] or [Hq, 2K+1, Dv]. */
 posattn_status posattn_attention_shaw(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
                                       const posattn_tensor *out, const posattn_attention_options *options,
                                       const posattn_tensor *rel_k, const posattn_tensor *rel_v);
 
-/* Transformer-XL (SPEC §10): r float32 [R, D] or [Hq, R, D] in ascending distance; u, v_bias
+/* Transformer-XL (contract §10): r float32 [R, D] or [Hq, R, D] in ascending distance; u, v_bias
  * [Hq, D]; clamp_len 0: none; same_length: mem_len, or 0. Needs causal (or key lengths that
  * hide every later key). */
 posattn_status posattn_attention_transformer_xl(const posattn_tensor *q, const posattn_tensor *k,
@@ -221,7 +221,7 @@ posattn_status posattn_attention_transformer_xl(const posattn_tensor *q, const p
                                                 int64_t clamp_len, int64_t same_length);
 
 typedef enum posattn_deberta_p2c_index { POSATTN_DEBERTA_P2C_CODE = 0, POSATTN_DEBERTA_P2C_PAPER = 1 } posattn_deberta_p2c_index;
-/* DeBERTa v2/v3 (SPEC §11): rel_embeddings float32 [>= 2 span, hidden]; w_key/w_query [Hq*D, hidden]
+/* DeBERTa v2/v3 (contract §11): rel_embeddings float32 [>= 2 span, hidden]; w_key/w_query [Hq*D, hidden]
  * (c2p / p2c, NULL: that term off) and b_key/b_query [Hq*D] or NULL. position_buckets <= 0: no
  * log buckets; max_relative_positions < 1: 512. */
 posattn_status posattn_attention_deberta(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
@@ -230,7 +230,7 @@ posattn_status posattn_attention_deberta(const posattn_tensor *q, const posattn_
                                          const posattn_tensor *b_key, const posattn_tensor *w_query,
                                          const posattn_tensor *b_query, int64_t position_buckets,
                                          int64_t max_relative_positions, int32_t p2c_index);
-/* DeBERTa's relative position of delta = query - key (SPEC §11), written to *bucket. */
+/* DeBERTa's relative position of delta = query - key (contract §11), written to *bucket. */
 posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions,
                                       int64_t *bucket);
 

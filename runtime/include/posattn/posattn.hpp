@@ -74,7 +74,7 @@ struct SinusoidalOptions {
     Convention convention = Convention::vaswani;
 };
 
-// PE(positions): positions int32 [N] or [B, S] → out float32 [N, D] or [B, S, D] (SPEC §1).
+// PE(positions): positions int32 [N] or [B, S] → out float32 [N, D] or [B, S, D] (contract §1).
 void sinusoidal(const Tensor &positions, const Tensor &out, const SinusoidalOptions &options = {},
                 const CallOptions &call = {});
 // out = x + PE(positions): x, out float32 [B, S, D]; positions int32 [B, S], or [S] for every batch.
@@ -82,14 +82,14 @@ void sinusoidal_add(const Tensor &x, const Tensor &positions, const Tensor &out,
                     const SinusoidalOptions &options = {}, const CallOptions &call = {});
 
 // table[positions + offset]: table float32 [V, D]; positions int32 [N] or [B, S]; out [..., D].
-// A position with positions + offset outside [0, V) is an error (SPEC §2), never clipped.
+// A position with positions + offset outside [0, V) is an error (contract §2), never clipped.
 void learned(const Tensor &table, const Tensor &positions, const Tensor &out, int64_t offset = 0,
              const CallOptions &call = {});
 // out = x + table[positions + offset]: x, out float32 [B, S, D]; positions [B, S] or [S].
 void learned_add(const Tensor &x, const Tensor &table, const Tensor &positions, const Tensor &out,
                  int64_t offset = 0, const CallOptions &call = {});
 
-// The simple encodings (SPEC §3). Table forms: positions int32 [N] or [B, S] → out float32
+// The simple encodings (contract §3). Table forms: positions int32 [N] or [B, S] → out float32
 // [..., D]. Fused forms (`_add`): out = x + PE; x, out [B, S, D]; positions [B, S] or [S].
 
 // PE = p on every channel.
@@ -121,7 +121,7 @@ void sin_only(const Tensor &positions, const Tensor &out, double base = 10000.0,
 void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base = 10000.0,
                   const CallOptions &call = {});
 
-// RoPE (SPEC §6). inv_freq_c = base^(−2c/r) for pair c of the r rotated channels, then scaled.
+// RoPE (contract §6). inv_freq_c = base^(−2c/r) for pair c of the r rotated channels, then scaled.
 enum class RopeLayout { neox, gptj };  // pairs (c, r/2 + c), or (2c, 2c + 1)
 enum class RopeScalingType { none, linear, ntk, dynamic, yarn, llama3, longrope };
 struct RopeScaling {  // the fields each type reads, with HF's defaults (modeling_rope_utils.py)
@@ -156,7 +156,7 @@ struct RopeOptions {
 // "opencl", x and out may be device buffers (Memory::device); positions are host memory.
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &options = {}, const CallOptions &call = {});
 
-// Complex-order embeddings (SPEC §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
+// Complex-order embeddings (contract §4): (real, imag) = amplitude[w]·(cos, sin)(frequency[w]·p +
 // phase[w]) for token w at position p. token_ids, positions int32 [N] or [B, S]; amplitude,
 // frequency, phase float32 [V, d] (phase optional: the public code has none); real, imag float32
 // [..., d]. A token id outside [0, V) is an error.
@@ -168,7 +168,7 @@ void complex_order(const Tensor &token_ids, const Tensor &positions, const Tenso
 enum class ComplexOrderInit { translation, classification };
 void complex_order_frequency_init(const Tensor &out, ComplexOrderInit kind);
 
-// FLOATER (SPEC §5): p_n = p(n·dt) for dp/dt = h(t, p) = W2·[ReLU(W1·[p; t] + b1); t] + b2,
+// FLOATER (contract §5): p_n = p(n·dt) for dp/dt = h(t, p) = W2·[ReLU(W1·[p; t] + b1); t] + b2,
 // p(0) = p0, with `substeps` steps of the method per position (torchdiffeq's "rk4" is rk4_38).
 enum class FloaterMethod { rk4_38, rk4, midpoint, euler };
 struct FloaterOptions {
@@ -181,7 +181,7 @@ struct FloaterOptions {
 void floater(const Tensor &p0, const Tensor &W1, const Tensor &b1, const Tensor &W2, const Tensor &b2,
              const Tensor &out, const FloaterOptions &options = {}, const CallOptions &call = {});
 
-// ALiBi (SPEC §7). Head slopes for any head count (not sorted when it is not a power of two).
+// ALiBi (contract §7). Head slopes for any head count (not sorted when it is not a power of two).
 std::vector<double> alibi_slopes(int64_t heads);
 enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m·j, −m|i−j|
 // out float32 [H, Lq, Lk]: the bias of query row r (absolute position r + Lk − Lq) and key j;
@@ -189,24 +189,24 @@ enum class AlibiForm { relative, key_position, symmetric };  // −m(i−j), +m�
 void alibi_bias(const Tensor &slopes, const Tensor &out, AlibiForm form = AlibiForm::relative,
                 const CallOptions &call = {});
 
-// ALiBi inside attention: bias slope_h · offset(form) added to the scaled logits (SPEC §7).
+// ALiBi inside attention: bias slope_h · offset(form) added to the scaled logits (contract §7).
 struct AlibiAttention {
     Tensor slopes;  // float32 or float64 [Hq], e.g. alibi_slopes(Hq)
     AlibiForm form = AlibiForm::relative;
 };
 
-// T5's relative bucket of rel = key − query (SPEC §9), computed in float32 as torch and Mesh-TF
+// T5's relative bucket of rel = key − query (contract §9), computed in float32 as torch and Mesh-TF
 // do, so that the exact-integer boundaries land in the same buckets.
 int64_t t5_bucket(int64_t rel, bool bidirectional = true, int64_t num_buckets = 32, int64_t max_distance = 128);
 
-// T5 inside attention: bias table[bucket(key − query), h] added to the logits (SPEC §9).
+// T5 inside attention: bias table[bucket(key − query), h] added to the logits (contract §9).
 struct T5Attention {
     Tensor table;  // float32 [num_buckets, Hq]
     bool bidirectional = true;
     int64_t max_distance = 128;
 };
 
-// RoPE inside attention: q and k rotated at their positions before q·k (SPEC §6); v is not.
+// RoPE inside attention: q and k rotated at their positions before q·k (contract §6); v is not.
 struct RopeAttention {
     double base = 10000.0;
     RopeLayout layout = RopeLayout::neox;
@@ -217,7 +217,7 @@ struct RopeAttention {
     int64_t seq_len = 0;                // dynamic, longrope; 0 means max(key position) + 1
 };
 
-// Shaw et al. inside attention (SPEC §8): logit (q_i·k_j + q_i·rel_k[idx])·scale, value
+// Shaw et al. inside attention (contract §8): logit (q_i·k_j + q_i·rel_k[idx])·scale, value
 // v_j + rel_v[idx], idx = clip(j − p_i, −K, K) + K for a table of 2K + 1 rows (p_i: the query's
 // position i + Lk − Lq).
 struct ShawAttention {
@@ -225,7 +225,7 @@ struct ShawAttention {
     Tensor rel_v;  // float32 [2K+1, Dv] or [Hq, 2K+1, Dv]
 };
 
-// Transformer-XL / XLNet inside attention (SPEC §10): logit ((q_i + u)·k_j + (q_i + v_bias)·r[dist])·scale
+// Transformer-XL / XLNet inside attention (contract §10): logit ((q_i + u)·k_j + (q_i + v_bias)·r[dist])·scale
 // with dist = p_i − j (memory first: k and v are [memory; segment]). A visible key at a negative
 // distance is an error, so pass causal = true (or key lengths that hide the future).
 struct TransformerXLAttention {
@@ -236,7 +236,7 @@ struct TransformerXLAttention {
     bool descending = false;  // r's row R − 1 − d is distance d (HF's pos_emb of arange(klen − 1, −1, −1))
 };
 
-// DeBERTa v2/v3 disentangled attention (SPEC §11): logit (q_i·k_j + c2p + p2c)·scale with
+// DeBERTa v2/v3 disentangled attention (contract §11): logit (q_i·k_j + c2p + p2c)·scale with
 // c2p = q_i·K_r[idx(i, j)], p2c = k_j·Q_r[idx(i, j)], K_r = rel_embeddings·w_keyᵀ + b_key,
 // Q_r = rel_embeddings·w_queryᵀ + b_query (torch Linear weights [Hq·D, hidden], split into heads),
 // idx = clamp(bucket(i − j) + span, 0, 2·span − 1). A term is on when its weight is given.
@@ -256,7 +256,7 @@ int64_t deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_rela
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k),
                                          // 1/sqrt(D·(1 + terms)) with deberta
-    bool causal = false;                 // bottom-right aligned (SPEC §0)
+    bool causal = false;                 // bottom-right aligned (contract §0)
     std::optional<Tensor> key_lengths;   // int32 [B]: keys j >= key_lengths[b] are masked
     std::optional<Tensor> key_starts;    // int32 [B]: keys j < key_starts[b] are masked (left padding)
     int64_t window = 0;                  // > 0: sliding window, p_i − j < window
