@@ -1,0 +1,30 @@
+# `cmake --install`: headers, the runtime (shared and static, every kernel inside), the generators
+# and their declaration headers, and the CMake package find_package(posattn CONFIG) reads
+# (cmake/posattnConfig.cmake.in). Included by CMakeLists.txt.
+include(CMakePackageConfigHelpers)
+set(package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/posattn)
+
+install(DIRECTORY runtime/include/posattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+set_target_properties(posattn PROPERTIES EXPORT_NAME runtime)
+install(TARGETS posattn EXPORT posattn_targets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${posattn_static} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+if (TARGET posattn_generators)
+  # The generators link the Halide they were built with (libHalide, by its absolute path).
+  get_target_property(halide_library Halide::Halide LOCATION)
+  get_filename_component(halide_library_dir ${halide_library} DIRECTORY)
+  set_target_properties(posattn_generators PROPERTIES EXPORT_NAME generators INSTALL_RPATH ${halide_library_dir})
+  install(TARGETS posattn_generators EXPORT posattn_targets RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/posattn)
+  # The declaration API (generators/*.h) and the schedules, for variants declared out of tree.
+  install(DIRECTORY generators schedules DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/posattn/halide
+    FILES_MATCHING PATTERN "*.h")
+  set(POSATTN_HALIDE_DIR ${Halide_DIR})
+endif ()
+
+install(EXPORT posattn_targets NAMESPACE posattn:: FILE posattnTargets.cmake DESTINATION ${package_dir})
+configure_package_config_file(cmake/posattnConfig.cmake.in ${PROJECT_BINARY_DIR}/cmake/posattnConfig.cmake
+  INSTALL_DESTINATION ${package_dir} PATH_VARS CMAKE_INSTALL_LIBDIR CMAKE_INSTALL_INCLUDEDIR)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/posattnConfigVersion.cmake
+  COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/posattnConfig.cmake ${PROJECT_BINARY_DIR}/cmake/posattnConfigVersion.cmake
+  DESTINATION ${package_dir})

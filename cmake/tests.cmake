@@ -1,0 +1,57 @@
+# The programs the tests and benchmarks run (POSATTN_TESTS; included by CMakeLists.txt).
+
+# ---- The same runtime with ASan + UBSan --------------------------------------------------------
+# The runtime, the Python module and the C smoke test again in build/sanitized/, instrumented,
+# over the same kernel objects (no kernel is compiled twice): scripts/test_sanitized.sh runs the
+# C ABI's tests, the error cases and a fuzz slice on them.
+if (NOT CMAKE_CROSSCOMPILING AND POSATTN_PYTHON)
+  set(sanitize -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  set(sanitized ${PROJECT_BINARY_DIR}/sanitized)
+  posattn_runtime(posattn_sanitized SHARED)
+  pybind11_add_module(_posattn_sanitized MODULE bindings/python/module.cpp)
+  target_link_libraries(_posattn_sanitized PRIVATE posattn_sanitized)
+  add_executable(c_api_smoke_sanitized tests/c_api_smoke.c)
+  target_link_libraries(c_api_smoke_sanitized PRIVATE posattn_sanitized)
+  foreach (target IN ITEMS posattn_sanitized _posattn_sanitized c_api_smoke_sanitized)
+    target_compile_options(${target} PRIVATE ${sanitize})
+    target_link_options(${target} PRIVATE ${sanitize})
+  endforeach ()
+  set_target_properties(posattn_sanitized PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${sanitized} OUTPUT_NAME posattn)
+  set_target_properties(_posattn_sanitized PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${sanitized}/python/posattn
+    OUTPUT_NAME _posattn BUILD_RPATH "$ORIGIN/../..")
+  set_target_properties(c_api_smoke_sanitized PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${sanitized} OUTPUT_NAME c_api_smoke)
+  add_custom_target(posattn_python_files_sanitized ALL
+    COMMAND ${CMAKE_COMMAND} -E copy_directory_if_different ${PROJECT_SOURCE_DIR}/bindings/python/posattn ${sanitized}/python/posattn
+    DEPENDS _posattn_sanitized)
+endif ()
+
+# Machine probes for the benchmarks (FMA peak, copy bandwidth); built for this machine.
+if (NOT CMAKE_CROSSCOMPILING AND POSATTN_PYTHON)
+  pybind11_add_module(_probes MODULE bench/probes.cpp)
+  target_compile_options(_probes PRIVATE -O3 -march=native)
+  set_target_properties(_probes PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${python_package})
+endif ()
+
+# ---- The C ABI from C --------------------------------------------------------------------------
+add_executable(c_api_smoke tests/c_api_smoke.c)
+target_link_libraries(c_api_smoke PRIVATE posattn)
+if (TARGET posattn_attn_plain_f32_decode1)
+  add_executable(c_call_overhead bench/c_call_overhead.c)  # (a benchmark: make bench)
+  # (It also calls the decode kernel bare, libposattn's exported symbol, through its generated header.)
+  target_link_libraries(c_call_overhead PRIVATE posattn Halide::Runtime m)
+  target_include_directories(c_call_overhead PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
+  add_dependencies(c_call_overhead posattn_attn_plain_f32_decode1)
+endif ()
+if (POSATTN_FAMILY STREQUAL "arm")
+  # Every Android kernel and its runtime, whole, in one shared object with no undefined symbol
+  # left beyond the C library's (the one Android-only function, the log, is stubbed there).
+  add_library(posattn_android_link_check SHARED tests/android_link_check.c)
+  target_link_libraries(posattn_android_link_check PRIVATE
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${android_libs},posattn_android_runtime>" m -Wl,--no-undefined)
+endif ()
+if (CMAKE_CROSSCOMPILING)
+  add_executable(python3.11 tests/python_main.c)
+  target_include_directories(python3.11 SYSTEM PRIVATE /usr/include/python3.11)
+  target_compile_options(python3.11 PRIVATE -idirafter /usr/include)
+  target_link_libraries(python3.11 PRIVATE /usr/lib/aarch64-linux-gnu/libpython3.11.so)
+endif ()

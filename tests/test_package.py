@@ -1,0 +1,73 @@
+"""posattn as a package a user's project builds against (tests/consumer): `cmake --install` of the
+build, find_package(posattn) from C (shared runtime) and C++ (static runtime, plus a kernel compiled
+from posattn's generators for the consumer's own target), and the same project through
+add_subdirectory with the cache variables that select what is built."""
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, NATIVE_BUILD, ROOT
+
+pytestmark = pytest.mark.skipif(not NATIVE_BUILD or os.environ.get("POSATTN_SANITIZED") == "1",
+                                reason="the package is installed from the host's own build")
+TOOLS = pathlib.Path(sys.executable).parent  # cmake and ninja, from the project's .venv
+ENV = dict(os.environ, PATH=f"{TOOLS}{os.pathsep}{os.environ['PATH']}")
+HALIDE_DIR = re.search(r"^Halide_DIR:PATH=(.*)$", (BUILD / "CMakeCache.txt").read_text(), re.M).group(1)
+
+
+def run(*command, check=True):
+    done = subprocess.run([str(c) for c in command], env=ENV, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        pytest.fail(f"{' '.join(map(str, command))}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+def test_installed_package_serves_c_and_cpp_consumers(tmp_path):
+    prefix = tmp_path / "prefix"
+    run("cmake", "--install", BUILD, "--prefix", prefix)
+    for path in ["include/posattn/posattn.h", "include/posattn/posattn.hpp", "lib/libposattn.so", "lib/libposattn.a",
+                 "lib/cmake/posattn/posattnConfig.cmake", "libexec/posattn/posattn_generators",
+                 "include/posattn/halide/generators/attention.h", "include/posattn/halide/schedules/attention.h"]:
+        assert (prefix / path).is_file(), path
+    consumer = tmp_path / "consumer"
+    run("cmake", "-S", ROOT / "tests/consumer", "-B", consumer, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}")
+    run("cmake", "--build", consumer)
+    assert run(consumer / "consumer_c").stdout.startswith("consumer_c: ok")
+    assert run(consumer / "consumer_cpp").stdout.startswith("consumer_cpp: ok (posattn.alibi_bias: argument 'out' has null data)")
+    # The C program runs the installed shared runtime; the C++ one carries the static runtime.
+    assert f"{prefix}/lib/libposattn.so" in run("ldd", consumer / "consumer_c").stdout
+    assert "libposattn" not in run("ldd", consumer / "consumer_cpp").stdout
+
+
+def configure_subdirectory(tmp_path, *options):
+    return run("cmake", "-S", ROOT / "tests/consumer", "-B", tmp_path / "sub", "-G", "Ninja",
+               f"-DPOSATTN_SOURCE_DIR={ROOT}", f"-DHalide_DIR={HALIDE_DIR}", "-DPOSATTN_GPU_APIS=",
+               "-DPOSATTN_PYTHON=OFF", "-DPOSATTN_BASELINES=OFF", *options, check=False)
+
+
+def test_add_subdirectory_builds_only_the_selected_kernels(tmp_path):
+    """(About a minute: the generators are compiled again; the kernels come from the kernel cache.)"""
+    done = configure_subdirectory(tmp_path, "-DPOSATTN_KERNELS=posattn_alibi_*;posattn_attn_plain_f32_decode?")
+    assert done.returncode == 0, done.stderr
+    targets = run("cmake", "--build", tmp_path / "sub", "--target", "help").stdout
+    built = set(re.findall(r"^(posattn_\w+?)(?:\.update|\.runtime)?: ", targets, re.M))
+    assert {"posattn_alibi_bias_f32", "posattn_attn_plain_f32_decode1", "posattn_attn_plain_f32_decode8"} <= built
+    assert not {"posattn_attn_plain_f32", "posattn_attn_plain_f32_decode", "posattn_sinusoidal_f32"} & built
+    assert "_posattn:" not in targets and "c_api_smoke:" not in targets  # no Python, no tests
+    run("cmake", "--build", tmp_path / "sub")
+    assert run(tmp_path / "sub/consumer_c").stdout.startswith("consumer_c: ok")
+    assert run(tmp_path / "sub/consumer_cpp").stdout.startswith("consumer_cpp: ok")
+
+
+@pytest.mark.parametrize("kernels, message", [
+    ("posattn_nothing_*", "POSATTN_KERNELS: 'posattn_nothing_\\*' matches no kernel"),
+    ("posattn_rope_f32;posattn_typo", "POSATTN_KERNELS: 'posattn_typo' matches no kernel"),
+    ("posattn_[a-z]*", "is not a kernel name or glob"),
+])
+def test_bad_kernel_selections_are_refused_at_configure(tmp_path, kernels, message):
+    done = configure_subdirectory(tmp_path, f"-DPOSATTN_KERNELS={kernels}")
+    assert done.returncode != 0 and re.search(message, done.stderr), done.stderr
