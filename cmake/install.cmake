@@ -4,6 +4,25 @@
 include(CMakePackageConfigHelpers)
 set(package_dir ${CMAKE_INSTALL_LIBDIR}/cmake/posattn)
 
+# The Python package: the posattn folder with the module and, beside it, the runtime it links. In
+# a wheel (pip install ., scikit-build-core: pyproject.toml) nothing else; otherwise under
+# <prefix>/lib/pythonX.Y/site-packages, the runtime being the one in <prefix>/lib.
+if (POSATTN_PYTHON AND NOT CMAKE_CROSSCOMPILING)
+  if (SKBUILD)
+    set(python_dir posattn)
+    install(TARGETS posattn LIBRARY DESTINATION ${python_dir})
+  else ()
+    set(python_dir ${CMAKE_INSTALL_LIBDIR}/python${Python_VERSION_MAJOR}.${Python_VERSION_MINOR}/site-packages/posattn)
+  endif ()
+  set_target_properties(_posattn PROPERTIES INSTALL_RPATH "$ORIGIN:$ORIGIN/../../..")
+  install(TARGETS _posattn LIBRARY DESTINATION ${python_dir})
+  install(DIRECTORY bindings/python/posattn/ DESTINATION ${python_dir} PATTERN __pycache__ EXCLUDE)
+  install(FILES ${PROJECT_BINARY_DIR}/generated/built_kernels.json DESTINATION ${python_dir})
+endif ()
+if (SKBUILD)
+  return ()
+endif ()
+
 install(DIRECTORY runtime/include/posattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set_target_properties(posattn PROPERTIES EXPORT_NAME runtime)
 install(TARGETS posattn EXPORT posattn_targets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -24,7 +24,7 @@ from ._posattn import ArgumentTypeError, DeviceArray, Error
 
 __all__ = ["ArgumentTypeError", "DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention",
            "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary",
-           "binary_add", "integer", "integer_add", "kernels", "learned", "load_kernel", "learned_add", "normalized",
+           "binary_add", "integer", "integer_add", "jit", "kernels", "learned", "load_kernel", "learned_add", "normalized",
            "normalized_add", "rope", "rope_frequencies", "set_num_threads", "set_output_cache", "sin_only", "sin_only_add", "sinusoidal",
            "sinusoidal_add"]
 
@@ -523,3 +523,6 @@ def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
     """DeBERTa's relative position of each δ = query − key (contract §11): δ, or its log bucket (float32, ceil)."""
     return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
                  position_buckets=position_buckets, max_relative_positions=max_relative_positions)
+
+
+from ._jit import jit  # noqa: E402  (kernels compiled at run time: posattn/_jit.py)
