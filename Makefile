@@ -10,18 +10,22 @@ build:
 run: build
 	$(ENV) $(PY) bench/bench.py --repeats 5
 
-# The host (x86) leg, the sanitized leg (ASan + UBSan), the ARM leg (cross-built, run under
-# qemu), then the coverage matrix.
+# The host (x86) leg (the C smoke program, the C++ unit tests through ctest, the pytest harness),
+# the sanitized leg (ASan + UBSan), the ARM leg (cross-built, run under qemu), then the coverage
+# matrix.
 test: build
 	./build/c_api_smoke
+	.venv/bin/ctest --test-dir build --output-on-failure
 	$(ENV) $(PY) -m pytest -q tests
 	scripts/test_sanitized.sh
 	scripts/build_arm.sh
 	scripts/test_arm.sh
 	$(PY) scripts/coverage.py
 
+# The benchmark with more repeats and the autoscheduled baselines (built here: POSATTN_BASELINES).
 bench: build
-	$(ENV) $(PY) bench/bench.py --repeats 15 --json build/bench.json
+	.venv/bin/cmake -DPOSATTN_BASELINES=ON build && .venv/bin/cmake --build build
+	$(ENV) $(PY) bench/bench.py --repeats 15 --autoschedulers --json build/bench.json
 
 # posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
 # a dependency of posattn; ggml's CPU backend built from source into build-ggml): its torch interop

@@ -740,6 +740,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=pathlib.Path)
+    parser.add_argument("--autoschedulers", action="store_true",
+                        help="also time each kernel's autoscheduled baseline (make bench; needs POSATTN_BASELINES=ON)")
     parser.add_argument("--only", default="", help="run only the kernels whose name contains this text (or one "
                                                    "of these, comma-separated)")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"],
@@ -769,9 +771,9 @@ def main():
         else:
             ratio, t = peak_ratio(bench, args.repeats)
             to_fill = None
-        autoscheduler = baseline(bench)
+        autoscheduler = baseline(bench) if args.autoschedulers else None
         diff = t_auto = None
-        versus, diff_text = "not built", "-"
+        versus, diff_text = "not built" if args.autoschedulers else "(make bench)", "-"
         try:  # an autoscheduled build assumes sizes of at least its estimates: below them it may fail
             if autoscheduler:
                 diff = agreement(bench, autoscheduler)

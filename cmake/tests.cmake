@@ -32,6 +32,23 @@ if (NOT CMAKE_CROSSCOMPILING AND POSATTN_PYTHON)
   set_target_properties(_probes PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${python_package})
 endif ()
 
+# ---- GoogleTest: the C++ runtime and the C ABI (ctest), also over the sanitized runtime ----------
+if (NOT CMAKE_CROSSCOMPILING)
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+  enable_testing()
+  add_executable(posattn_runtime_tests tests/cpp/runtime_test.cpp)
+  target_link_libraries(posattn_runtime_tests PRIVATE posattn GTest::gtest_main)
+  gtest_discover_tests(posattn_runtime_tests TEST_PREFIX "runtime.")
+  if (TARGET posattn_sanitized)
+    add_executable(posattn_runtime_tests_sanitized tests/cpp/runtime_test.cpp)
+    target_link_libraries(posattn_runtime_tests_sanitized PRIVATE posattn_sanitized GTest::gtest_main)
+    target_compile_options(posattn_runtime_tests_sanitized PRIVATE ${sanitize})
+    target_link_options(posattn_runtime_tests_sanitized PRIVATE ${sanitize})
+    gtest_discover_tests(posattn_runtime_tests_sanitized TEST_PREFIX "sanitized.")
+  endif ()
+endif ()
+
 # ---- The C ABI from C --------------------------------------------------------------------------
 add_executable(c_api_smoke tests/c_api_smoke.c)
 target_link_libraries(c_api_smoke PRIVATE posattn)

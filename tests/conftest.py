@@ -18,7 +18,7 @@ BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 LIBRARY_DIR = BUILD / "sanitized" if os.environ.get("POSATTN_SANITIZED") == "1" else BUILD
 sys.path.insert(0, str(LIBRARY_DIR / "python"))
 # A build for this host (not a cross build, scripts/build_arm.sh) has the GPU kernels, and its
-# autoscheduled baselines unless configured with POSATTN_BASELINES=OFF (scripts/gpu_check.sh).
+# autoscheduled baselines where configured with POSATTN_BASELINES=ON (make bench).
 _CACHE = (BUILD / "CMakeCache.txt").read_text()
 NATIVE_BUILD = "CMAKE_TOOLCHAIN_FILE:" not in _CACHE
 BASELINES = NATIVE_BUILD and "POSATTN_BASELINES:BOOL=OFF" not in _CACHE
