@@ -26,6 +26,7 @@ test: build
 bench: build
 	.venv/bin/cmake -DPOSATTN_BASELINES=ON build && .venv/bin/cmake --build build
 	$(ENV) $(PY) bench/bench.py --repeats 15 --autoschedulers --json build/bench.json
+	$(PY) bench/to_markdown.py build/bench.json
 
 # posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
 # a dependency of posattn; ggml's CPU backend built from source into build-ggml): its torch interop

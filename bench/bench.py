@@ -330,6 +330,14 @@ def floater_benches(rng):
             for method, stages in FLOATER_STAGES.items()]
 
 
+def cpu_model():
+    """This CPU's model name (/proc/cpuinfo), which every figure is reported with."""
+    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith(("model name", "Model")):
+            return line.split(":", 1)[1].strip()
+    return platform.machine()
+
+
 def floater_line(row):
     """The time per position of a FLOATER row of the table (the first position is p0 itself)."""
     return f"{row['kernel']}: {row['time_ms'] * 1e3 / (FLOATER_POSITIONS - 1):.0f} µs per position"
@@ -754,7 +762,7 @@ def main():
         return device_table(args, rng)
     peak = _probes.fma_peak_gflops(THREADS)
     streams = Streams(int(np.prod(ENCODING_SHAPE)), ENCODING_SHAPE[-1])
-    print(f"machine: {platform.processor() or platform.machine()}, {THREADS} threads; measured FMA peak "
+    print(f"machine: {cpu_model()}, {THREADS} threads; measured FMA peak "
           f"{peak:.1f} GFLOP/s ({_probes.vector_isa}); memory streams over {streams.src.nbytes >> 20} MiB\n")
 
     rows = []
@@ -798,9 +806,10 @@ def main():
     print("\nmax err: |kernel − float64 reference| on verification inputs (positions up to ±1e6). Speeds: median "
           "of repeats after warm-up, inputs rotated; GB/s counts the bytes a kernel reads + writes; attention "
           "GFLOP/s counts 4·B·H·Lq·Lk·D (causal: the visible half).")
-    if args.json:
-        args.json.write_text(json.dumps(dict(threads=THREADS, fma_peak_gflops=peak, kernels=rows),
-                                        indent=2))
+    if args.json:  # (bench/to_markdown.py makes docs/bench/<machine>.md of it)
+        run = dict(machine=cpu_model(), isa=_probes.vector_isa, threads=THREADS, fma_peak_gflops=peak,
+                   date=time.strftime("%Y-%m-%d"), command=" ".join(["bench/bench.py", *sys.argv[1:]]))
+        args.json.write_text(json.dumps(dict(run, kernels=rows), indent=2))
 
 
 if __name__ == "__main__":

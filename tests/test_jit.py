@@ -14,6 +14,7 @@ from conftest import LIBRARY_DIR, NATIVE_BUILD
 from posattn import reference
 
 pytestmark = pytest.mark.skipif(not NATIVE_BUILD, reason="the generators run on the host only")
+# (posattn::jit itself, runtime/src/jit.cpp, is also tested from C++: tests/cpp/runtime_test.cpp.)
 
 
 @pytest.fixture(autouse=True)

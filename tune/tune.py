@@ -47,7 +47,6 @@ import time
 import numpy as np
 
 import posattn
-from posattn._jit import GPU_TARGETS, compile_library, host_target  # (one way to compile a kernel)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
@@ -61,10 +60,25 @@ from report import applied  # noqa: E402  (the records a build takes)
 SCHEDULE_KIND = {"sinusoidal": "encoding", "learned": "encoding", "simple_encoding": "encoding",
                  "complex_order": "encoding", "alibi_bias": "encoding", "rope": "rope",
                  "floater_step": "floater", "linear": "linear", "attention": "attention"}
+FEATURES = "user_context-large_buffers-no_runtime"
+# The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>); CUDA's lowest capability,
+# which runs on every newer GPU too (another: --target).
+GPU_TARGETS = {"cuda": "x86-64-linux-cuda-cuda_capability_80", "opencl": "x86-64-linux-opencl-cl_doubles",
+               "vulkan": "x86-64-linux-vulkan-vk_int8-vk_int64-vk_float64"}
 # Halide's autoschedulers that can target each schedule family: the baselines of a run.
 AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "x86_avx2": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "arm": ("Adams2019", "Mullapudi2016", "Li2018"),
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
+
+
+def host_target():
+    """The x86 ISA level this machine's multi-target libraries dispatch to (the one to tune)."""
+    flags = pathlib.Path("/proc/cpuinfo").read_text()
+    if " avx512f " in flags and " avx512bw " in flags:
+        return "x86-64-linux-avx512_skylake"
+    if " avx2 " in flags and " fma " in flags:
+        return "x86-64-linux-avx2-fma-f16c-sse41"
+    return "x86-64-linux-sse41"
 
 
 def manifest():
@@ -173,23 +187,28 @@ class Compiler:
         self.count += 1
         symbol = f"candidate_{self.count}"
         twin = self.nontemporal and not autoscheduler
-        params, extra_args = list(self.params), []
+        args = [str(self.binary), "-g", self.generator, "-f", symbol, "-o", str(self.workdir),
+                "-e", "static_library,bitcode" if twin else "object", f"target={self.target}-{FEATURES}", *self.params]
         if autoscheduler:
-            extra_args = ["-p", str(self.halide_lib / f"libautoschedule_{autoscheduler.lower()}.so")]
-            params.append(f"autoscheduler={autoscheduler}")
+            plugin = self.halide_lib / f"libautoschedule_{autoscheduler.lower()}.so"
+            args[1:1] = ["-p", str(plugin)]
+            args.append(f"autoscheduler={autoscheduler}")
         else:
-            params.append(f"schedule_params={text(schedule_params)}")
-
-        def twin_archive(workdir):
-            archive = workdir / f"{symbol}.a"
+            args.append(f"schedule_params={text(schedule_params)}")
+        try:
+            run = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"compile took over {timeout} s") from None
+        if run.returncode:
+            raise RuntimeError((run.stderr.strip().splitlines() or ["compile failed"])[-1])
+        library, compiled = self.workdir / f"{symbol}.so", [str(self.workdir / f"{symbol}.o")]
+        if twin:
+            archive = self.workdir / f"{symbol}.a"
             subprocess.run([sys.executable, str(ROOT / "cmake" / "nontemporal_outputs.py"), str(archive),
-                            *map(str, workdir.glob(f"{symbol}*.bc"))], check=True, capture_output=True)
-            return ["-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
-
-        library = compile_library(self.binary, self.generator, symbol, self.target, params, self.workdir,
-                                  emit="static_library,bitcode" if twin else "object", extra_args=extra_args,
-                                  link_inputs=twin_archive if twin else None, cxx=self.cxx, libdir=self.libdir,
-                                  timeout=timeout)
+                            *map(str, self.workdir.glob(f"{symbol}*.bc"))], check=True, capture_output=True)
+            compiled = ["-Wl,--whole-archive", str(archive), "-Wl,--no-whole-archive"]
+        subprocess.run([self.cxx, "-shared", "-o", str(library), *compiled,
+                        f"-L{self.libdir}", "-lposattn", f"-Wl,-rpath,{self.libdir}"], check=True)
         return f"{library}:{symbol}"
 
 

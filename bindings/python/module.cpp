@@ -738,6 +738,14 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("bytes"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
           py::arg("schedule"), py::arg("device") = "cpu");
+    m.def(
+        "jit",
+        [](const std::string &function, const std::map<std::string, std::string> &params,
+           const std::optional<std::string> &schedule_params, const std::string &device) {
+            py::gil_scoped_release release;  // (a first call compiles for seconds)
+            return posattn::jit(function, {params, schedule_params, device});
+        },
+        py::arg("function"), py::arg("params"), py::arg("schedule_params"), py::arg("device") = "cpu");
     m.def("kernels", [] {
         py::list list;
         for (const auto &k : posattn::kernels())

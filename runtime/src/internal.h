@@ -52,6 +52,18 @@ struct DeviceApi {
     const halide_device_interface_t *(*interface)();
 };
 
+// What posattn::jit compiles from (registry.inc, generated from the manifest; runtime/src/jit.cpp).
+struct BuiltKernel {
+    const char *function, *family, *generator, *params;  // params: "name=value" lines
+};
+extern const BuiltKernel kBuiltKernels[];
+struct JitTarget {
+    const char *device, *target;
+};
+extern const JitTarget kJitTargets[];
+// The family of this build's CPU kernels (x86, or arm when cross-built for AArch64).
+extern const char kCpuFamily[];
+
 // The largest rank of a tensor the runtime takes (its views of them are held inline).
 constexpr size_t kMaxRank = 8;
 

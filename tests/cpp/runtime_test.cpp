@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -135,6 +137,30 @@ TEST(Registry, ListsTheBuildsKernelsAndRefusesUnknownSchedules) {
         EXPECT_NE(std::string(e.what()).find("no_such_schedule"), std::string::npos) << e.what();
     }
     for (float x : out) EXPECT_TRUE(std::isnan(x));
+}
+
+// posattn::jit with the AOT kernel's params compiles that kernel (the same bits); a bad param is
+// refused naming the argument. (Its cache goes to a fresh folder: the first call compiles.)
+TEST(Jit, DefaultParamsCompileTheAotKernelAndBadParamsAreRefused) {
+    char cache[] = "/tmp/posattn_jit_test.XXXXXX";
+    ASSERT_NE(mkdtemp(cache), nullptr);
+    setenv("POSATTN_JIT_CACHE", cache, 1);
+    std::mt19937 rng(std::random_device{}());
+    auto x = random_floats(2 * 3 * 11 * 24, rng);
+    std::vector<float> aot(x.size(), NAN), jitted(x.size(), NAN);
+    const std::string schedule = posattn::jit("posattn_rope_f32");
+    posattn::rope(view(x, {2, 3, 11, 24}), view(aot, {2, 3, 11, 24}));
+    posattn::rope(view(x, {2, 3, 11, 24}), view(jitted, {2, 3, 11, 24}), {}, {schedule, "cpu"});
+    EXPECT_EQ(jitted, aot);
+    EXPECT_EQ(posattn::jit("posattn_rope_f32"), schedule);
+    try {
+        posattn::jit("posattn_rope_f32", {{{"no_such_param", "1"}}});
+        FAIL() << "an unknown generator param was accepted";
+    } catch (const posattn::Error &e) {
+        EXPECT_NE(std::string(e.what()).find("argument 'params'"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("no_such_param"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove_all(cache);
 }
 
 }  // namespace

@@ -193,6 +193,32 @@ def load_kernel(path, symbol, function, schedule, device="cpu"):
                  device=device)
 
 
+def jit(function, *, params=None, schedule_params=None, device="cpu"):
+    """Compiles `function` (a kernel of this build: kernels()) again at run time and adds it as a
+    schedule of that function on `device`; returns the schedule's name, for any call's schedule=.
+
+    params: generator params {name: value} over those the AOT kernel was compiled with, so that
+    jit(function) is the AOT kernel itself; schedule_params: {field: value} replacing the AOT
+    kernel's (docs/autotuning.md). The first call compiles (seconds, in a helper process: posattn's
+    generator executable); later ones, in this process or another, load it from the disk cache
+    (docs/api.md)."""
+    if not isinstance(function, str):
+        raise ArgumentTypeError(f"posattn.jit: argument 'function' must be a str, got {function!r}")
+    texts = {name: _params_text(value, name) for name, value in (("params", params or {}),
+                                                                  ("schedule_params", schedule_params or {}))}
+    schedule = None if schedule_params is None else ",".join(f"{k}:{v}" for k, v in texts["schedule_params"].items())
+    return _call("jit", _posattn.jit, function=function, params=texts["params"], schedule_params=schedule, device=device)
+
+
+def _params_text(value, name):
+    """{name: value} as the strings a generator takes; ArgumentTypeError naming `name` otherwise."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
+                                              for k, v in value.items()):
+        raise ArgumentTypeError(f"posattn.jit: argument '{name}' must be a dict of {{str: str, int, float or bool}}, "
+                                f"got {value!r}")
+    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+
+
 def device_context(device):
     """(context, queue) as ints: the context posattn's kernels on 'cuda' or 'opencl' run in, where
     DeviceArray buffers are made, and its queue (OpenCL) or stream (CUDA)."""
@@ -523,6 +549,3 @@ def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
     """DeBERTa's relative position of each δ = query − key (contract §11): δ, or its log bucket (float32, ceil)."""
     return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
                  position_buckets=position_buckets, max_relative_positions=max_relative_positions)
-
-
-from ._jit import jit  # noqa: E402  (kernels compiled at run time: posattn/_jit.py)

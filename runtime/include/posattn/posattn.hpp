@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -318,6 +319,22 @@ std::vector<KernelInfo> kernels();
 // "cpu" is this build's CPU family); calls on that device select it with CallOptions::schedule = `schedule`.
 void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
                  const std::string &schedule, const std::string &device = "cpu");
+
+// Compiles `function` (a kernel of this build: kernels()) again at run time and adds it as a
+// schedule of that function on `device` (load_kernel); returns the schedule's name, for
+// CallOptions::schedule. `params`: generator params over those the AOT kernel was compiled with,
+// so that jit(function) compiles the AOT kernel itself, bit for bit; `schedule_params`
+// ("field:value,..."), where given, replaces the AOT kernel's. Halide compiles in a helper process,
+// posattn's generator executable ($POSATTN_GENERATORS, or the one beside this library's build or
+// install), and the library is cached on disk ($POSATTN_JIT_CACHE, ~/.cache/posattn/jit) by its
+// content, the Halide version, the generator, the params and the target: the first call compiles
+// (seconds), later ones in any process load it. Error(invalid_argument) naming the argument.
+struct JitOptions {
+    std::map<std::string, std::string> params;
+    std::optional<std::string> schedule_params;
+    std::string device = "cpu";
+};
+std::string jit(const std::string &function, const JitOptions &options = {});
 
 // The values CallOptions::device accepts: "cpu" and the GPU APIs ("cuda", "opencl", "vulkan");
 // check_device throws Error(invalid_argument) for any other.
