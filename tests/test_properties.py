@@ -480,6 +480,24 @@ def test_key_lengths_equal_truncated_keys(rng):
     np.testing.assert_allclose(padded, truncated, atol=1e-6, rtol=1e-6)
 
 
+@pytest.mark.parametrize("Lk", [7, 300])
+def test_keys_outside_the_batch_range_never_reach_the_result(rng, Lk):
+    """NaN in the keys and values before key_starts and from key_lengths on (left and right padding)
+    stays out of every row, the empty rows (query_lengths 0, an empty key range) included (a fuzz
+    seed found the reference multiplying them by zero weights)."""
+    B, H, Lq, D = 4, 2, 5, 16
+    q, k, v = _qkv(rng, B, H, H, Lq, Lk, D)
+    starts, lengths = np.array([3, 0, 4, 3], np.int32), np.array([Lk, Lk - 2, 2, Lk], np.int32)
+    for b in range(B):
+        for x in (k, v):
+            x[b, :, :starts[b]] = np.nan
+            x[b, :, lengths[b]:] = np.nan
+    masks = dict(key_starts=starts, key_lengths=lengths, query_lengths=np.array([5, 5, 5, 0], np.int32))
+    out = posattn.attention(q, k, v, **masks)
+    assert np.isfinite(out).all() and not out[2:].any()  # batch 2 sees no key, batch 3 no query row
+    np.testing.assert_allclose(out, reference.attention(q, k, v, **masks), atol=2e-6, rtol=0)
+
+
 def test_softmax_is_stable_for_large_logits(rng):
     B, H, L, D = 1, 2, 50, 16
     q, k, v = _qkv(rng, B, H, H, L, L, D)

@@ -82,7 +82,9 @@ def attention(q, k, v, scale=None, causal=False, key_lengths=None, bias=None, wi
         visible &= ~past
         v = np.where(past[..., 0, :, None], 0.0, v)  # a key past its batch's length is never read (NaN there too)
     if key_starts is not None:
-        visible &= j[None, None] >= np.asarray(key_starts)[:, None, None, None]
+        before = j[None, None] < np.asarray(key_starts)[:, None, None, None]
+        visible &= ~before
+        v = np.where(before[..., 0, :, None], 0.0, v)  # nor one before its batch's start (left padding)
     if q_segments is not None:
         visible &= (np.asarray(q_segments)[:, :, None] == np.asarray(k_segments)[:, None, :])[:, None]
     if query_lengths is not None:
