@@ -19,6 +19,7 @@ import inspect
 import json
 import pathlib
 import platform
+import re
 import statistics
 import sys
 import time
@@ -330,12 +331,16 @@ def floater_benches(rng):
             for method, stages in FLOATER_STAGES.items()]
 
 
-def cpu_model():
-    """This CPU's model name (/proc/cpuinfo), which every figure is reported with."""
-    for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith(("model name", "Model")):
-            return line.split(":", 1)[1].strip()
-    return platform.machine()
+def cpu_model(cpuinfo_text=None, fallback=platform.machine()):
+    """The value of a cpuinfo text's (this machine's by default) first "model name" (x86), "Model"
+    or "CPU part" (ARM) line, `fallback` where it has none: every figure is reported with it, and
+    the build matches tuned records by it (cmake/tuned_records.cmake's posattn_cpu_model, with the
+    same fallback: the processor architecture)."""
+    if cpuinfo_text is None:
+        cpuinfo = pathlib.Path("/proc/cpuinfo")
+        cpuinfo_text = cpuinfo.read_text() if cpuinfo.exists() else ""
+    return next((l.split(":", 1)[1].strip() for l in cpuinfo_text.splitlines()
+                 if re.match(r"(model name|Model|CPU part)[ \t]*:", l)), fallback)
 
 
 def floater_line(row):

@@ -28,7 +28,8 @@ while (($#)); do
 done
 [[ -n "$out" ]] || exec "${command[@]}"
 key=$({
-  find "$root/generators" "$root/schedules" -type f | LC_ALL=C sort | xargs cat
+  # (tuned records, schedules/tuned/, reach a kernel only through its arguments, keyed below)
+  find "$root/generators" "$root/schedules" -type f -not -path "$root/schedules/tuned/*" | LC_ALL=C sort | xargs cat
   grep '^halide==' "$root/scripts/requirements.txt"
   cat "$0"
   printf '%s\n' "${key_args[@]}" "$host"

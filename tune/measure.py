@@ -23,7 +23,6 @@ import json
 import os
 import pathlib
 import platform
-import re
 import statistics
 import sys
 import time
@@ -87,17 +86,11 @@ def elf_machine(path):
     return ELF_MACHINES.get(int.from_bytes(header[18:20], "little")) if header[:4] == b"\x7fELF" else None
 
 
-def cpu_model(cpuinfo_text, fallback):
-    """The value of a cpuinfo text's first "model name" (x86), "Model" or "CPU part" (ARM) line,
-    `fallback` where it has none; the build matches records by it (cmake/tuned_records.cmake's
-    posattn_cpu_model, with the same fallback: the processor architecture)."""
-    return next((l.split(":", 1)[1].strip() for l in cpuinfo_text.splitlines()
-                 if re.match(r"(model name|Model|CPU part)[ \t]*:", l)), fallback)
+cpu_model = bench.cpu_model  # (the model the build matches records by)
 
 
 def machine():
-    cpuinfo = pathlib.Path("/proc/cpuinfo").read_text() if pathlib.Path("/proc/cpuinfo").exists() else ""
-    return f"{cpu_model(cpuinfo, platform.machine())}, {os.cpu_count()} cores, {bench.THREADS} threads"
+    return f"{cpu_model()}, {os.cpu_count()} cores, {bench.THREADS} threads"
 
 
 _loaded = set()  # (candidate, device): a library is loaded once per process
