@@ -59,7 +59,7 @@ def test_the_disk_cache_serves_another_process_without_compiling(jit_cache):
     posattn.jit("posattn_attn_alibi_f32")
     before = {p: p.stat().st_mtime_ns for p in jit_cache.rglob("*.so")}
     code = "import posattn; print(posattn.jit('posattn_attn_alibi_f32'))"
-    env = dict(os.environ, PYTHONPATH=str(LIBRARY_DIR / "python"))
+    env = dict(os.environ, PYTHONPATH=str(LIBRARY_DIR / "python"), CXX="/bin/false")  # (any compile fails)
     schedule = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert schedule.strip() == posattn.jit("posattn_attn_alibi_f32")
     assert {p: p.stat().st_mtime_ns for p in jit_cache.rglob("*.so")} == before
@@ -79,6 +79,8 @@ def test_the_disk_cache_serves_another_process_without_compiling(jit_cache):
      r"argument 'schedule_params': posattn: unknown schedule parameter 'no_such_field'"),
     (dict(function="posattn_attn_plain_f32", schedule_params={"key_streams": 3}), posattn.Error,
      r"argument 'schedule_params': .*key_streams"),
+    (dict(function="posattn_rope_f32", schedule_params={"vector_width": "8,rows_per_task:4"}), posattn.Error,
+     r"argument 'schedule_params': 'vector_width': '8,rows_per_task:4' holds one of"),
 ])
 def test_bad_arguments_are_refused_naming_them(arguments, error, message):
     with pytest.raises(error, match=message):

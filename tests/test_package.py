@@ -19,8 +19,8 @@ ENV = dict(os.environ, PATH=f"{TOOLS}{os.pathsep}{os.environ['PATH']}")
 HALIDE_DIR = re.search(r"^Halide_DIR:PATH=(.*)$", (BUILD / "CMakeCache.txt").read_text(), re.M).group(1)
 
 
-def run(*command, check=True):
-    done = subprocess.run([str(c) for c in command], env=ENV, capture_output=True, text=True)
+def run(*command, check=True, **env):
+    done = subprocess.run([str(c) for c in command], env=dict(ENV, **env), capture_output=True, text=True)
     if check and done.returncode != 0:
         pytest.fail(f"{' '.join(map(str, command))}: exit {done.returncode}\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     return done
@@ -41,6 +41,11 @@ def test_installed_package_serves_c_and_cpp_consumers(tmp_path):
     # The C program runs the installed shared runtime; the C++ one carries the static runtime.
     assert f"{prefix}/lib/libposattn.so" in run("ldd", consumer / "consumer_c").stdout
     assert "libposattn" not in run("ldd", consumer / "consumer_cpp").stdout
+    # The installed Python package, and posattn.jit with the installed generators (libexec/posattn/).
+    site = prefix / f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+    code = "import posattn; print(posattn.__file__, posattn.jit('posattn_rope_f32'))"
+    path, schedule = run(sys.executable, "-c", code, PYTHONPATH=str(site), POSATTN_JIT_CACHE=str(tmp_path / "jit")).stdout.split()
+    assert path.startswith(str(site)) and schedule.startswith("jit_")
 
 
 def configure_subdirectory(tmp_path, *options):

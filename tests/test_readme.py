@@ -18,8 +18,8 @@ def example(language):
     return code
 
 
-def test_python_example():
-    env = dict(os.environ, PYTHONPATH=str(LIBRARY_DIR / "python"))
+def test_python_example(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(LIBRARY_DIR / "python"), POSATTN_JIT_CACHE=str(tmp_path))
     done = subprocess.run([sys.executable, "-c", example("python")], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout.split()[-1]) < 1e-5  # its sinusoid's largest error against float64

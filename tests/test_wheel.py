@@ -29,7 +29,7 @@ def venv_python(tmp_path_factory):
     dist = tmp_path_factory.mktemp("dist")
     run(sys.executable, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
         "-w", dist, ROOT)
-    (wheel,) = dist.glob("posattn-0.1.0-*.whl")
+    (wheel,) = dist.glob("posattn-*.whl")
     print(f"\n{wheel.name}: {wheel.stat().st_size / 2**20:.1f} MiB")
     venv = tmp_path_factory.mktemp("venv")
     run(sys.executable, "-m", "venv", venv)

@@ -61,6 +61,7 @@ struct JitTarget {
     const char *device, *target;
 };
 extern const JitTarget kJitTargets[];
+extern const char kLibexecFromLib[];  // an install's libexec folder, relative to its lib folder
 // The family of this build's CPU kernels (x86, or arm when cross-built for AArch64).
 extern const char kCpuFamily[];
 

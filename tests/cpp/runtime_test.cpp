@@ -145,6 +145,13 @@ TEST(Jit, DefaultParamsCompileTheAotKernelAndBadParamsAreRefused) {
     char cache[] = "/tmp/posattn_jit_test.XXXXXX";
     ASSERT_NE(mkdtemp(cache), nullptr);
     setenv("POSATTN_JIT_CACHE", cache, 1);
+    struct Cleanup {
+        const char *folder;
+        ~Cleanup() {
+            std::filesystem::remove_all(folder);
+            unsetenv("POSATTN_JIT_CACHE");
+        }
+    } cleanup{cache};
     std::mt19937 rng(std::random_device{}());
     auto x = random_floats(2 * 3 * 11 * 24, rng);
     std::vector<float> aot(x.size(), NAN), jitted(x.size(), NAN);
@@ -160,7 +167,6 @@ TEST(Jit, DefaultParamsCompileTheAotKernelAndBadParamsAreRefused) {
         EXPECT_NE(std::string(e.what()).find("argument 'params'"), std::string::npos) << e.what();
         EXPECT_NE(std::string(e.what()).find("no_such_param"), std::string::npos) << e.what();
     }
-    std::filesystem::remove_all(cache);
 }
 
 }  // namespace

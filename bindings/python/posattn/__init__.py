@@ -199,7 +199,7 @@ def jit(function, *, params=None, schedule_params=None, device="cpu"):
 
     params: generator params {name: value} over those the AOT kernel was compiled with, so that
     jit(function) is the AOT kernel itself; schedule_params: {field: value} replacing the AOT
-    kernel's (docs/autotuning.md). The first call compiles (seconds, in a helper process: posattn's
+    kernel's ({} for the schedule's defaults; docs/autotuning.md). The first call compiles (seconds, in a helper process: posattn's
     generator executable); later ones, in this process or another, load it from the disk cache
     (docs/api.md)."""
     if not isinstance(function, str):
@@ -211,12 +211,17 @@ def jit(function, *, params=None, schedule_params=None, device="cpu"):
 
 
 def _params_text(value, name):
-    """{name: value} as the strings a generator takes; ArgumentTypeError naming `name` otherwise."""
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
+    """{name: value} as the strings a generator takes; ArgumentTypeError naming `name` otherwise,
+    Error for a name or value that would split the generator's "name=value" / "field:value,..."."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, numbers.Real, bool, np.bool_))
                                               for k, v in value.items()):
         raise ArgumentTypeError(f"posattn.jit: argument '{name}' must be a dict of {{str: str, int, float or bool}}, "
                                 f"got {value!r}")
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in value.items()}
+    texts = {k: str(bool(v)).lower() if isinstance(v, (bool, np.bool_)) else str(v) for k, v in value.items()}
+    for k, v in texts.items():
+        if not k or any(c in k + v for c in "=:, \n"):
+            raise Error(f"posattn.jit: argument '{name}': {k!r}: {v!r} holds one of '=', ':', ',', a space or a newline")
+    return texts
 
 
 def device_context(device):

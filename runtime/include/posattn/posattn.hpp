@@ -323,12 +323,13 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
 // Compiles `function` (a kernel of this build: kernels()) again at run time and adds it as a
 // schedule of that function on `device` (load_kernel); returns the schedule's name, for
 // CallOptions::schedule. `params`: generator params over those the AOT kernel was compiled with,
-// so that jit(function) compiles the AOT kernel itself, bit for bit; `schedule_params`
+// so that jit(function) compiles the AOT kernel itself (on the CPU, bit for bit); `schedule_params`
 // ("field:value,..."), where given, replaces the AOT kernel's. Halide compiles in a helper process,
 // posattn's generator executable ($POSATTN_GENERATORS, or the one beside this library's build or
 // install), and the library is cached on disk ($POSATTN_JIT_CACHE, ~/.cache/posattn/jit) by its
 // content, the Halide version, the generator, the params and the target: the first call compiles
-// (seconds), later ones in any process load it. Error(invalid_argument) naming the argument.
+// (seconds), later ones in any process load it. Error(invalid_argument) naming the argument;
+// Error(unsupported) without the generators, a C++ compiler ($CXX or c++), or the shared runtime.
 struct JitOptions {
     std::map<std::string, std::string> params;
     std::optional<std::string> schedule_params;
