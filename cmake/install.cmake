@@ -31,7 +31,8 @@ if (TARGET posattn_generators)
   # The generators link the Halide they were built with (libHalide, by its absolute path).
   get_target_property(halide_library Halide::Halide LOCATION)
   get_filename_component(halide_library_dir ${halide_library} DIRECTORY)
-  set_target_properties(posattn_generators PROPERTIES EXPORT_NAME generators INSTALL_RPATH ${halide_library_dir})
+  # (Its export name stays: a cross build imports it by that name from the host build's export.)
+  set_target_properties(posattn_generators PROPERTIES INSTALL_RPATH ${halide_library_dir})
   install(TARGETS posattn_generators EXPORT posattn_targets RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/posattn)
   # The declaration API (generators/*.h) and the schedules, for variants declared out of tree.
   install(DIRECTORY generators schedules DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/posattn/halide
