@@ -73,7 +73,7 @@ static void make_call(Call *c, int64_t H, int64_t Lk, int64_t D) {
 
 static void run(Call *c, int bare) {
     if (bare ? bare_kernel(c->q, c->k, c->v, c->o, (int)c->H, (int)c->Lk, (int)c->D) != 0
-             : posattn_attention(&c->tq, &c->tk, &c->tv, &c->to, NULL, 0, NULL) != POSATTN_OK) {
+             : posattn_attention(&c->tq, &c->tk, &c->tv, &c->to, NULL) != POSATTN_OK) {
         fprintf(stderr, "%s failed: %s\n", bare ? "the bare kernel" : "posattn_attention", bare ? "" : posattn_last_error());
         exit(1);
     }

@@ -114,7 +114,7 @@ def _attention(rng):
 
     def expected(q, k, v, causal, window, out=None, **masks):
         return reference.attention(q, k, v, None, causal, window=window, **masks)
-    variant = rng.integers(8)  # a variant's arguments (their values: the harness's cases)
+    variant = rng.integers(9)  # a variant's arguments (their values: the harness's cases)
     if variant == 1:
         kwargs["alibi_slopes"] = reference.alibi_slopes(Hq)
     elif variant == 2:
@@ -127,7 +127,14 @@ def _attention(rng):
         kwargs.update(causal=True, transformer_xl=dict(r=f32(rng, Lk, D), u=f32(rng, Hq, D), v_bias=f32(rng, Hq, D)))
     elif variant == 6:
         kwargs["deberta"] = dict(rel_embeddings=f32(rng, 20, 6), w_key=f32(rng, Hq * D, 6), max_relative_positions=10)
-    return kwargs, expected if variant in (0, 7) else None, 2e-5, 1e-5
+    elif variant == 8:  # a variant of one's own (custom): here posattn's ALiBi kernel, called by its arguments
+        slopes = reference.alibi_slopes(Hq).astype(F32)
+        kwargs["custom"] = dict(kernel="posattn_attn_alibi_f32", inputs=dict(slopes=slopes), scalars=dict(alibi_form=0))
+
+        def expected(q, k, v, causal, window, out=None, custom=None, bias=None, **masks):
+            alibi = reference.alibi_bias(slopes, q.shape[2], k.shape[2])[None]
+            return reference.attention(q, k, v, None, causal, window=window, bias=alibi if bias is None else alibi + bias, **masks)
+    return kwargs, expected if variant in (0, 7, 8) else None, 2e-5, 1e-5
 
 
 def _rope(rng):

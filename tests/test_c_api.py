@@ -39,9 +39,10 @@ for name in ("posattn_sinusoidal", "posattn_learned", "posattn_attention", "posa
              "posattn_binary", "posattn_binary_add", "posattn_sin_only", "posattn_rope", "posattn_rope_frequencies",
              "posattn_alibi_slopes", "posattn_alibi_bias", "posattn_complex_order",
              "posattn_complex_order_frequency_init", "posattn_floater",
-             "posattn_attention_alibi", "posattn_attention_t5", "posattn_t5_bucket", "posattn_attention_masked",
+             "posattn_attention_alibi", "posattn_attention_t5", "posattn_t5_bucket",
              "posattn_attention_rope", "posattn_attention_shaw", "posattn_attention_transformer_xl",
-             "posattn_attention_deberta", "posattn_deberta_bucket", "posattn_linear"):
+             "posattn_attention_deberta", "posattn_deberta_bucket", "posattn_linear", "posattn_attention_custom",
+             "posattn_add_kernel", "posattn_load_kernel"):
     getattr(lib, name).restype = ctypes.c_int
 
 
@@ -65,9 +66,9 @@ def test_attention_matches_reference_with_explicit_scale(rng):
     v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
     lengths = np.array([6], np.int32)
     out = np.full(q.shape, np.nan, np.float32)
-    scale = ctypes.c_double(0.2)
-    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(scale), 1,
-                                   ctypes.byref(tensor(lengths)))
+    options = attention_options(causal=1, key_lengths=lengths)
+    options.has_scale, options.scale = 1, 0.2
+    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options))
     assert status == OK, last_error()
     np.testing.assert_allclose(out, reference.attention(q, k, v, 0.2, True, lengths), atol=2e-5)
 
@@ -177,7 +178,7 @@ def test_alibi_attention(rng):
     v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
     slopes = reference.alibi_slopes(4)
     out = np.full(q.shape, np.nan, np.float32)
-    status = lib.posattn_attention_alibi(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, 1, None,
+    status = lib.posattn_attention_alibi(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(attention_options(causal=1)),
                                          ctypes.byref(tensor(slopes)), 2)
     assert status == OK, last_error()
     expected = reference.attention(q, k, v, causal=True, bias=reference.alibi_bias(slopes, 7, 9, "symmetric")[None])
@@ -190,7 +191,7 @@ def test_t5_attention_and_buckets(rng):
     v = rng.standard_normal((1, 2, 9, 16)).astype(np.float32)
     table = rng.standard_normal((32, 4)).astype(np.float32)
     out = np.full(q.shape, np.nan, np.float32)
-    status = lib.posattn_attention_t5(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, 1, None,
+    status = lib.posattn_attention_t5(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(attention_options(causal=1)),
                                       ctypes.byref(tensor(table)), 0, ctypes.c_int64(128))
     assert status == OK, last_error()
     expected = reference.attention(q, k, v, 1.0, True, bias=reference.t5_bias(table, 7, 9, False)[None])
@@ -231,7 +232,7 @@ def test_masked_and_rope_attention(rng):
     q, k, v = _qkv(rng)
     out = np.full(q.shape, np.nan, np.float32)
     options = attention_options(causal=1, window=3, key_lengths=np.array([8], np.int32))
-    assert lib.posattn_attention_masked(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options)) == OK, last_error()
+    assert lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options)) == OK, last_error()
     np.testing.assert_allclose(out, reference.attention(q, k, v, None, True, [8], window=3), atol=2e-5)
     positions = rng.integers(0, 1000, size=9).astype(np.int32)
     status = lib.posattn_attention_rope(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None, ctypes.c_double(1e4),
@@ -252,9 +253,9 @@ def test_unchecked_values_skip_the_scan_for_non_finite_values(rng):
     k[0, 1, 4, 3] = np.nan
     out = np.zeros(q.shape, np.float32)
     args = [ctypes.byref(tensor(a)) for a in (q, k, v, out)]
-    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options())) == INVALID
+    assert lib.posattn_attention(*args, ctypes.byref(attention_options())) == INVALID
     assert "'k' contains NaN or Inf" in last_error() and not out.any()
-    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options(unchecked_values=1))) == OK, last_error()
+    assert lib.posattn_attention(*args, ctypes.byref(attention_options(unchecked_values=1))) == OK, last_error()
     # The q heads of KV head 0 never read the NaN: they are exact; those of KV head 1 are undefined.
     np.testing.assert_allclose(out[:, :2], reference.attention(q[:, :2], k[:, :1], v[:, :1]), atol=2e-5)
 
@@ -354,7 +355,7 @@ def test_size_overflow_is_caught_before_touching_memory():
     q, o = np.ones((1, 1, 2, 4), np.float32), np.full((1, 1, 2, 4), np.nan, np.float32)
     keys = tensor(tiny, data=4096, shape=(1, 1, 2**30, 4))
     assert lib.posattn_attention(ctypes.byref(tensor(q)), ctypes.byref(keys), ctypes.byref(keys),
-                                 ctypes.byref(tensor(o)), None, 0, None) == INVALID
+                                 ctypes.byref(tensor(o)), None) == INVALID
     assert "Lq + Lk = 1073741826" in last_error() and "<= 2^30" in last_error() and np.isnan(o).all()
 
 
@@ -383,7 +384,7 @@ def test_gqa_heads_error_status(rng):
     q = rng.standard_normal((1, 3, 4, 8)).astype(np.float32)
     k = rng.standard_normal((1, 2, 4, 8)).astype(np.float32)
     out = np.zeros_like(q)
-    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, k, out)), None, 0, None)
+    status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, k, out)), None)
     assert status == INVALID and "multiple of k's" in last_error()
 
 
@@ -452,10 +453,10 @@ def test_masks_through_every_attention_call(rng):
     slopes = reference.alibi_slopes(Hq).astype(np.float32)
     table = rng.standard_normal((32, Hq)).astype(np.float32)
     calls = {
-        "masked": (lambda *a: lib.posattn_attention_masked(*a), None, 0.0),
-        "alibi": (lambda *a: lib.posattn_attention_alibi_masked(*a, ctypes.byref(tensor(slopes)), 0), None,
+        "masked": (lambda *a: lib.posattn_attention(*a), None, 0.0),
+        "alibi": (lambda *a: lib.posattn_attention_alibi(*a, ctypes.byref(tensor(slopes)), 0), None,
                   reference.alibi_bias(slopes, Lq, Lk)[None]),
-        "t5": (lambda *a: lib.posattn_attention_t5_masked(*a, ctypes.byref(tensor(table)), 1, ctypes.c_int64(128)), 1.0,
+        "t5": (lambda *a: lib.posattn_attention_t5(*a, ctypes.byref(tensor(table)), 1, ctypes.c_int64(128)), 1.0,
                reference.t5_bias(table, Lq, Lk, True, 128)[None]),
     }
     for name, (call, scale, own_bias) in calls.items():
@@ -483,7 +484,7 @@ def test_attention_on_device_buffers(gpu, rng, Hq, Hkv, Lq, Lk, D, causal):
     lengths = np.array([Lk - 1], np.int32)
     options = attention_options(causal=causal, key_lengths=lengths)
     args = [ctypes.byref(device_tensor(m, a)) for m, a in zip(buffers, (q, k, v, poison))]
-    assert lib.posattn_attention_masked(*args, ctypes.byref(options)) == OK, last_error()
+    assert lib.posattn_attention(*args, ctypes.byref(options)) == OK, last_error()
     np.testing.assert_allclose(gpu.read(buffers[3], poison), reference.attention(q, k, v, None, bool(causal), lengths),
                                atol=2e-5, rtol=0)
     for m, a in zip(buffers, (q, k, v)):
@@ -498,13 +499,13 @@ def test_device_and_host_tensors_mix_and_strided_device_output(gpu, rng):
     mem = [gpu.buffer(a) for a in (k, v, out_buffer)]
     out = device_tensor(mem[2], q, shape=(1, 2, 3, 8), strides=(72, 36, 12, 1))
     args = [ctypes.byref(tensor(q)), ctypes.byref(device_tensor(mem[0], k)), ctypes.byref(device_tensor(mem[1], v)), ctypes.byref(out)]
-    assert lib.posattn_attention_masked(*args, ctypes.byref(attention_options())) == OK, last_error()
+    assert lib.posattn_attention(*args, ctypes.byref(attention_options())) == OK, last_error()
     result = gpu.read(mem[2], out_buffer)
     np.testing.assert_allclose(result[..., :8], reference.attention(q, k, v), atol=2e-5, rtol=0)
     np.testing.assert_array_equal(result[..., 8:], 7.0)
     empty = np.zeros((1, 2, 0, 8), np.float32)
     no_keys = [ctypes.byref(tensor(q)), ctypes.byref(tensor(empty)), ctypes.byref(tensor(empty)), ctypes.byref(out)]
-    assert lib.posattn_attention_masked(*no_keys, ctypes.byref(attention_options())) == OK, last_error()
+    assert lib.posattn_attention(*no_keys, ctypes.byref(attention_options())) == OK, last_error()
     result = gpu.read(mem[2], out_buffer)
     np.testing.assert_array_equal(result[..., :8], 0.0)
     np.testing.assert_array_equal(result[..., 8:], 7.0)
@@ -518,13 +519,13 @@ def test_device_buffer_errors_name_the_argument(gpu, rng):
     poison = np.full(q.shape, np.nan, np.float32)
     mem = [gpu.buffer(a) for a in (q, k, v, poison)]
     on_device = [device_tensor(m, a) for m, a in zip(mem, (q, k, v, poison))]
-    run = lambda ts, **o: lib.posattn_attention_masked(*(ctypes.byref(t) for t in ts), ctypes.byref(attention_options(**o)))
+    run = lambda ts, **o: lib.posattn_attention(*(ctypes.byref(t) for t in ts), ctypes.byref(attention_options(**o)))
 
     lengths = gpu.buffer(np.array([9], np.int32))
     options = attention_options()
     options._lengths = device_tensor(lengths, np.array([9], np.int32))
     options.key_lengths = ctypes.pointer(options._lengths)
-    assert lib.posattn_attention_masked(*(ctypes.byref(t) for t in on_device), ctypes.byref(options)) == INVALID
+    assert lib.posattn_attention(*(ctypes.byref(t) for t in on_device), ctypes.byref(options)) == INVALID
     assert "'key_lengths' is device memory; expected host memory" in last_error()
 
     positions = np.arange(7, dtype=np.int32)

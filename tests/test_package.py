@@ -26,9 +26,19 @@ def run(*command, check=True, **env):
     return done
 
 
-def test_installed_package_serves_c_and_cpp_consumers(tmp_path):
-    prefix = tmp_path / "prefix"
+@pytest.fixture(scope="module")
+def prefix(tmp_path_factory):
+    """The build installed (cmake --install) into a fresh prefix."""
+    prefix = tmp_path_factory.mktemp("prefix")
     run("cmake", "--install", BUILD, "--prefix", prefix)
+    return prefix
+
+
+def site_packages(prefix):
+    return prefix / f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+
+
+def test_installed_package_serves_c_and_cpp_consumers(prefix, tmp_path):
     for path in ["include/posattn/posattn.h", "include/posattn/posattn.hpp", "lib/libposattn.so", "lib/libposattn.a",
                  "lib/cmake/posattn/posattnConfig.cmake", "libexec/posattn/posattn_generators",
                  "include/posattn/halide/generators/attention.h", "include/posattn/halide/schedules/attention.h"]:
@@ -42,7 +52,7 @@ def test_installed_package_serves_c_and_cpp_consumers(tmp_path):
     assert f"{prefix}/lib/libposattn.so" in run("ldd", consumer / "consumer_c").stdout
     assert "libposattn" not in run("ldd", consumer / "consumer_cpp").stdout
     # The installed Python package, and posattn.jit with the installed generators (libexec/posattn/).
-    site = prefix / f"lib/python{sys.version_info.major}.{sys.version_info.minor}/site-packages"
+    site = site_packages(prefix)
     code = "import posattn; print(posattn.__file__, posattn.jit('posattn_rope_f32'))"
     path, schedule = run(sys.executable, "-c", code, PYTHONPATH=str(site), POSATTN_JIT_CACHE=str(tmp_path / "jit")).stdout.split()
     assert path.startswith(str(site)) and schedule.startswith("jit_")
@@ -76,3 +86,19 @@ def test_add_subdirectory_builds_only_the_selected_kernels(tmp_path):
 def test_bad_kernel_selections_are_refused_at_configure(tmp_path, kernels, message):
     done = configure_subdirectory(tmp_path, f"-DPOSATTN_KERNELS={kernels}")
     assert done.returncode != 0 and re.search(message, done.stderr), done.stderr
+
+
+@pytest.fixture(scope="module")
+def custom_library(prefix, tmp_path_factory):
+    """examples/custom_variant built against the install: KERPLE and FIRE kernels in one library."""
+    build = tmp_path_factory.mktemp("custom_variant")
+    run("cmake", "-S", ROOT / "examples/custom_variant", "-B", build, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}")
+    run("cmake", "--build", build)
+    return build / "libcustom_attention.so"
+
+
+def test_custom_variant_example_matches_float64(prefix, custom_library):
+    """The example's own check, on the installed Python package: every element against NumPy float64."""
+    example = ROOT / "examples/custom_variant"
+    done = run(sys.executable, example / "check.py", custom_library, PYTHONPATH=f"{site_packages(prefix)}{os.pathsep}{example}")
+    assert done.stdout.startswith("check: ok"), done.stdout

@@ -332,6 +332,29 @@ posattn::TransformerXLAttention transformer_xl_attention(const py::dict &dict) {
     return xl;
 }
 
+// attention(custom={"kernel": name, "inputs": {name: array}, "scalars": {name: number}}).
+posattn::CustomAttention custom_attention(const py::dict &dict) {
+    posattn::CustomAttention c;
+    const char *arg = "custom";
+    for_each_key(arg, dict, [&](const std::string &name, const py::object &value) {
+        if (name == "kernel") c.kernel = entry<std::string>("attention", arg, name, value);
+        else if (name == "inputs")
+            for (auto [key, array] : dict_entry(arg, name, value)) {
+                std::string input = py::str(key);
+                c.inputs[input] = array_entry("custom.inputs", input, array);
+            }
+        else if (name == "scalars")
+            for (auto [key, number] : dict_entry(arg, name, value)) {
+                std::string scalar = py::str(key);
+                c.scalars[scalar] = entry<double>("attention", "custom.scalars", scalar, number);
+            }
+        else return false;
+        return true;
+    });
+    if (!dict.contains("kernel")) invalid("attention", "argument 'custom' has no 'kernel'; expected the name of a kernel added with load_kernel");
+    return c;
+}
+
 posattn::DebertaAttention deberta_attention(const py::dict &dict) {
     posattn::DebertaAttention de;
     const char *arg = "deberta";
@@ -358,6 +381,15 @@ posattn::DebertaAttention deberta_attention(const py::dict &dict) {
 }  // namespace
 
 PYBIND11_MODULE(_posattn, m) {
+    namespace defaults = posattn::defaults;
+    // The defaults of every call (posattn.hpp's posattn::defaults), for the Python package's signatures.
+    m.attr("DEFAULTS") = py::dict(
+        py::arg("base") = defaults::base, py::arg("t5_bidirectional") = defaults::t5_bidirectional,
+        py::arg("t5_num_buckets") = defaults::t5_num_buckets, py::arg("t5_max_distance") = defaults::t5_max_distance,
+        py::arg("deberta_position_buckets") = defaults::deberta_position_buckets,
+        py::arg("deberta_max_relative_positions") = defaults::deberta_max_relative_positions,
+        py::arg("floater_dt") = defaults::floater_dt, py::arg("floater_substeps") = defaults::floater_substeps,
+        py::arg("schedule") = defaults::schedule, py::arg("device") = defaults::device);
     m.doc() = "posattn kernels (AOT-compiled Halide) over NumPy arrays.";
     auto error = py::register_exception<posattn::Error>(m, "Error", PyExc_ValueError);
     // Both a posattn.Error and a TypeError (pybind11 gives an exception one base; Python's own
@@ -380,9 +412,9 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::sinusoidal(p, o, options, {schedule, device});
               });
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = posattn::defaults::base,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sinusoidal_add",
           [](py::object x, py::array positions, double base, std::string layout, std::string convention,
@@ -392,9 +424,9 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::sinusoidal_add(*xv, p, o, options, {schedule, device});
               });
           },
-          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = posattn::defaults::base,
           py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("learned",
           [](py::object table, py::array positions, int64_t offset, py::object out, std::string schedule, std::string device) {
@@ -405,7 +437,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("learned_add",
           [](py::object x, py::object table, py::array positions, int64_t offset, py::object out,
@@ -416,7 +448,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("x"), py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("integer",
           [](py::array positions, int64_t d, py::object out, std::string schedule, std::string device) {
@@ -424,7 +456,7 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::integer(p, o, {schedule, device});
               });
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("integer_add",
           [](py::object x, py::array positions, py::object out, std::string schedule, std::string device) {
@@ -432,7 +464,7 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::integer_add(*xv, p, o, {schedule, device});
               });
           },
-          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("normalized",
           [](py::array positions, int64_t d, std::optional<int64_t> length, std::string mode,
@@ -443,7 +475,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("length") = py::none(),
-          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("normalized_add",
           [](py::object x, py::array positions, std::optional<int64_t> length, std::string mode,
@@ -454,7 +486,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("length") = py::none(),
-          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("binary",
           [](py::array positions, int64_t d, bool signed_values, bool msb_first, py::object out,
@@ -464,7 +496,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed").noconvert() = false, py::arg("msb_first").noconvert() = false,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("binary_add",
           [](py::object x, py::array positions, bool signed_values, bool msb_first, py::object out,
@@ -474,7 +506,7 @@ PYBIND11_MODULE(_posattn, m) {
               });
           },
           py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("signed").noconvert() = false, py::arg("msb_first").noconvert() = false,
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sin_only",
           [](py::array positions, int64_t d, double base, py::object out, std::string schedule, std::string device) {
@@ -482,8 +514,8 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::sin_only(p, o, base, {schedule, device});
               });
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = posattn::defaults::base, py::arg("out") = py::none(),
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sin_only_add",
           [](py::object x, py::array positions, double base, py::object out, std::string schedule, std::string device) {
@@ -491,15 +523,15 @@ PYBIND11_MODULE(_posattn, m) {
                   posattn::sin_only_add(*xv, p, o, base, {schedule, device});
               });
           },
-          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = 10000.0, py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("x"), py::arg("positions"), py::kw_only(), py::arg("base") = posattn::defaults::base, py::arg("out") = py::none(),
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("rope_frequencies",
           [](int64_t rotary_dim, double base, std::optional<py::dict> scaling, int64_t seq_len) {
               auto f = posattn::rope_frequencies(rotary_dim, base, rope_scaling("rope_frequencies", scaling), seq_len);
               return py::make_tuple(py::array_t<double>(f.inv_freq.size(), f.inv_freq.data()), f.attention_factor);
           },
-          py::arg("rotary_dim"), py::kw_only(), py::arg("base") = 10000.0, py::arg("scaling") = py::none(),
+          py::arg("rotary_dim"), py::kw_only(), py::arg("base") = posattn::defaults::base, py::arg("scaling") = py::none(),
           py::arg("seq_len") = 0);
 
     m.def("rope",
@@ -519,9 +551,9 @@ PYBIND11_MODULE(_posattn, m) {
               posattn::rope(xv, o, options, {schedule, device});
               return result;
           },
-          py::arg("x"), py::arg("positions") = py::none(), py::kw_only(), py::arg("base") = 10000.0,
+          py::arg("x"), py::arg("positions") = py::none(), py::kw_only(), py::arg("base") = posattn::defaults::base,
           py::arg("layout") = "neox", py::arg("rotary_dim") = 0, py::arg("scaling") = py::none(),
-          py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("seq_len") = 0, py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("complex_order",
           [](py::array token_ids, py::array positions, py::object amplitude, py::object frequency,
@@ -543,7 +575,7 @@ PYBIND11_MODULE(_posattn, m) {
           },
           py::arg("token_ids"), py::arg("positions"), py::arg("amplitude"), py::arg("frequency"),
           py::arg("phase") = py::none(), py::kw_only(), py::arg("real") = py::none(), py::arg("imag") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("complex_order_frequency_init", [](int64_t vocab, int64_t d, std::string kind) {
         const char *api = "complex_order_frequency_init";
@@ -583,8 +615,8 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("num_positions"), py::arg("p0"), py::arg("W1"), py::arg("b1"), py::arg("W2"), py::arg("b2"),
-          py::kw_only(), py::arg("dt") = 0.01, py::arg("substeps") = 5, py::arg("method") = "rk4_38",
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::kw_only(), py::arg("dt") = posattn::defaults::floater_dt, py::arg("substeps") = posattn::defaults::floater_substeps, py::arg("method") = "rk4_38",
+          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("alibi_slopes", [](int64_t heads) {
         auto s = posattn::alibi_slopes(heads);
@@ -607,7 +639,7 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("slopes"), py::arg("Lq"), py::arg("Lk"), py::kw_only(), py::arg("form") = "relative",
-          py::arg("out") = py::none(), py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     py::class_<DeviceArray>(m, "DeviceArray",
                             "A device buffer the caller owns: handle (a CUdeviceptr or a cl_mem, as an int), shape, "
@@ -645,7 +677,7 @@ PYBIND11_MODULE(_posattn, m) {
              py::object bias, std::optional<py::array> alibi_slopes, std::string alibi_form_name,
              std::optional<py::array> t5_table, bool t5_bidirectional, int64_t t5_max_distance,
              std::optional<py::dict> rope, int64_t window, std::optional<py::dict> shaw,
-             std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, bool check_finite,
+             std::optional<py::dict> transformer_xl, std::optional<py::dict> deberta, std::optional<py::dict> custom, bool check_finite,
              py::object out, std::string schedule, std::string device) {
               Tensor qv = operand("attention", q, "q"), kv = operand("attention", k, "k"), vv = operand("attention", v, "v");
               // A new output (host memory) takes q's shape with v's channels.
@@ -676,6 +708,7 @@ PYBIND11_MODULE(_posattn, m) {
               if (shaw) options.shaw = shaw_attention(*shaw);
               if (transformer_xl) options.transformer_xl = transformer_xl_attention(*transformer_xl);
               if (deberta) options.deberta = deberta_attention(*deberta);
+              if (custom) options.custom = custom_attention(*custom);
               py::gil_scoped_release release;
               posattn::attention(qv, kv, vv, o, options, {schedule, device});
               return result;
@@ -685,11 +718,11 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("causal").noconvert() = false, py::arg("key_lengths") = py::none(), py::arg("key_starts") = py::none(),
           py::arg("q_segments") = py::none(), py::arg("k_segments") = py::none(), py::arg("query_lengths") = py::none(),
           py::arg("mask") = py::none(), py::arg("bias") = py::none(), py::arg("alibi_slopes") = py::none(),
-          py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional").noconvert() = true,
-          py::arg("t5_max_distance") = 128, py::arg("rope") = py::none(), py::arg("window") = 0,
+          py::arg("alibi_form") = "relative", py::arg("t5_table") = py::none(), py::arg("t5_bidirectional").noconvert() = posattn::defaults::t5_bidirectional,
+          py::arg("t5_max_distance") = posattn::defaults::t5_max_distance, py::arg("rope") = py::none(), py::arg("window") = 0,
           py::arg("shaw") = py::none(), py::arg("transformer_xl") = py::none(), py::arg("deberta") = py::none(),
-          py::arg("check_finite").noconvert() = true, py::arg("out") = py::none(), py::arg("schedule") = "hand",
-          py::arg("device") = "cpu");
+          py::arg("custom") = py::none(), py::arg("check_finite").noconvert() = true, py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule,
+          py::arg("device") = posattn::defaults::device);
 
     m.def("linear",
           [](py::object x, py::object weight, py::object bias, py::object out, std::string schedule, std::string device) {
@@ -703,7 +736,7 @@ PYBIND11_MODULE(_posattn, m) {
               return result;
           },
           py::arg("x"), py::arg("weight"), py::arg("bias") = py::none(), py::kw_only(), py::arg("out") = py::none(),
-          py::arg("schedule") = "hand", py::arg("device") = "cpu");
+          py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("deberta_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> delta, int64_t position_buckets,
@@ -716,7 +749,7 @@ PYBIND11_MODULE(_posattn, m) {
                   dst[e] = posattn::deberta_bucket(src[e], position_buckets, max_relative_positions);
               return result;
           },
-          py::arg("delta"), py::arg("position_buckets"), py::arg("max_relative_positions") = -1);
+          py::arg("delta"), py::arg("position_buckets"), py::arg("max_relative_positions") = posattn::defaults::deberta_max_relative_positions);
 
     m.def("t5_bucket",
           [](py::array_t<int64_t, py::array::c_style | py::array::forcecast> rel, bool bidirectional,
@@ -728,7 +761,8 @@ PYBIND11_MODULE(_posattn, m) {
               for (py::ssize_t e = 0; e < rel.size(); e++) dst[e] = posattn::t5_bucket(src[e], bidirectional, num_buckets, max_distance);
               return result;
           },
-          py::arg("rel"), py::arg("bidirectional").noconvert() = true, py::arg("num_buckets") = 32, py::arg("max_distance") = 128);
+          py::arg("rel"), py::arg("bidirectional").noconvert() = posattn::defaults::t5_bidirectional,
+          py::arg("num_buckets") = posattn::defaults::t5_num_buckets, py::arg("max_distance") = posattn::defaults::t5_max_distance);
 
     m.def("set_num_threads", &posattn::set_num_threads, py::arg("threads"));
     m.def("set_output_cache", [](int64_t bytes) {
@@ -737,7 +771,7 @@ PYBIND11_MODULE(_posattn, m) {
           },
           py::arg("bytes"));
     m.def("load_kernel", &posattn::load_kernel, py::arg("path"), py::arg("symbol"), py::arg("function"),
-          py::arg("schedule"), py::arg("device") = "cpu");
+          py::arg("schedule"), py::arg("device") = posattn::defaults::device);
     m.def(
         "jit",
         [](const std::string &function, const std::map<std::string, std::string> &params,
@@ -745,7 +779,7 @@ PYBIND11_MODULE(_posattn, m) {
             py::gil_scoped_release release;  // (a first call compiles for seconds)
             return posattn::jit(function, {params, schedule_params, device});
         },
-        py::arg("function"), py::arg("params"), py::arg("schedule_params"), py::arg("device") = "cpu");
+        py::arg("function"), py::arg("params"), py::arg("schedule_params"), py::arg("device") = posattn::defaults::device);
     m.def("kernels", [] {
         py::list list;
         for (const auto &k : posattn::kernels())

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <set>
 #include <unordered_map>
 
 #include "internal.h"
@@ -602,6 +603,71 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
     args.default_scale = 1.0 / std::sqrt(double(s.D) * double(1 + int(c2p) + int(p2c)));
 }
 
+// The DType of a kernel argument's Halide type, where posattn's tensors hold it.
+std::optional<DType> dtype_of(halide_type_t type) {
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64})
+        if (type == halide_type_t(d == DType::float32 || d == DType::float64 ? halide_type_float : halide_type_int, uint8_t(8 * dtype_size(d))))
+            return d;
+    if (type == halide_type_of<uint8_t>()) return DType::boolean;
+    return std::nullopt;
+}
+std::string type_name(halide_type_t type) {
+    std::optional<DType> d = dtype_of(type);
+    return d ? dtype_name(*d) : "a type posattn's tensors do not hold (Halide type code " + std::to_string(type.code) + ", " +
+                                    std::to_string(type.bits) + " bits)";
+}
+
+// A variant of one's own (CustomAttention): its inputs by the kernel's argument names, each of the
+// kernel's type and rank; every argument the kernel adds to posattn's given, and no other.
+void custom_args(const Checker &check, const CustomAttention &custom, const CallOptions &call, EncodingArgs &args) {
+    static const std::set<std::string_view> posattn_arguments{
+        "__user_context", "q", "k", "v", "key_first", "key_end", "keys_from", "keys_until", "mask", "bias", "masked",
+        "scale", "lookahead", "window", "out"};
+    const halide_filter_metadata_t *meta = detail::require_kernel(custom.kernel, call).metadata();
+    std::set<std::string> taken;
+    for (int a = 0; a < meta->num_arguments; a++) {
+        const halide_filter_argument_t &formal = meta->arguments[a];
+        const std::string name = formal.name, of_kernel = "' of kernel " + custom.kernel + " (" + type_name(formal.type);
+        if (posattn_arguments.count(name)) continue;
+        taken.insert(name);
+        if (formal.kind != halide_argument_kind_input_scalar) {
+            auto given = custom.inputs.find(name);
+            if (given == custom.inputs.end())
+                check.fail("argument 'custom.inputs' has no '" + name + "'; expected the input '" + name + of_kernel + ", rank " +
+                           std::to_string(formal.dimensions) + ")");
+            const std::string label = "custom.inputs['" + name + "']";
+            if (!dtype_of(formal.type)) check.fail("argument '" + label + "': kernel " + custom.kernel + " takes " + type_name(formal.type));
+            check.tensor(given->second, label.c_str(), *dtype_of(formal.type), {size_t(formal.dimensions)});
+            if (given->second.dtype == DType::float32) check.finite_values(given->second, label.c_str());
+            args.tensor(given->first.c_str(), given->second);
+            continue;
+        }
+        auto given = custom.scalars.find(name);
+        if (given == custom.scalars.end())
+            check.fail("argument 'custom.scalars' has no '" + name + "'; expected the scalar '" + name + of_kernel + ")");
+        const char *arg = given->first.c_str();
+        const double value = given->second;
+        const std::string label = "custom.scalars['" + name + "']";
+        check.finite(value, label.c_str());
+        if (formal.type == halide_type_of<float>()) args.scalar(arg, float(value));
+        else if (formal.type == halide_type_of<double>()) args.scalar(arg, value);
+        else if (formal.type == halide_type_of<int32_t>() && value == std::trunc(value) && std::abs(value) <= INT32_MAX)
+            args.scalar(arg, int32_t(value));
+        else
+            check.fail("argument '" + label + "' is " + std::to_string(value) + "; expected a value of the kernel's type, " +
+                       type_name(formal.type) + (formal.type == halide_type_of<int32_t>() ? " (integral)" : ""));
+    }
+    auto refuse_others = [&](const char *field, const auto &given) {
+        for (const auto &entry : given)
+            if (!taken.count(entry.first))
+                check.fail(std::string("argument 'custom.") + field + "' has '" + entry.first + "', which kernel " + custom.kernel +
+                           " does not take");
+    };
+    refuse_others("inputs", custom.inputs);
+    refuse_others("scalars", custom.scalars);
+    args.function = custom.kernel;
+}
+
 // The tensors a call's variant reads, by argument name.
 std::vector<std::pair<const Tensor *, const char *>> variant_inputs(const AttentionOptions &o) {
     std::vector<std::pair<const Tensor *, const char *>> inputs;
@@ -620,6 +686,8 @@ std::vector<std::pair<const Tensor *, const char *>> variant_inputs(const Attent
         for (auto [t, name] : {std::pair{&de->w_key, "w_key"}, {&de->b_key, "b_key"}, {&de->w_query, "w_query"}, {&de->b_query, "b_query"}})
             add(optional(*t), name);
     }
+    if (o.custom)
+        for (const auto &[name, t] : o.custom->inputs) add(&t, name.c_str());
     return inputs;
 }
 
@@ -646,9 +714,9 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (s.D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     if (o.window < 0) check.fail("argument 'window' is " + std::to_string(o.window) + "; expected >= 0 (0: no window)");
     int encodings = int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) + int(bool(o.shaw)) +
-                    int(bool(o.transformer_xl)) + int(bool(o.deberta));
+                    int(bool(o.transformer_xl)) + int(bool(o.deberta)) + int(bool(o.custom));
     if (encodings > 1)
-        check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl' and 'deberta': more than one given (" +
+        check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl', 'deberta' and 'custom': more than one given (" +
                    std::to_string(encodings) + "); expected at most one position encoding");
     // The kernel's int32 mask arithmetic (positions plus window or lookahead) needs Lq + Lk well
     // inside 2^31.
@@ -679,6 +747,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (o.shaw) shaw_args(check, *o.shaw, s, args);
     if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, vis, args);
     if (o.deberta) deberta_args(check, *o.deberta, s, call, args);
+    if (o.custom) custom_args(check, *o.custom, call, args);
     double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
     check.finite(scale, "scale");
     // Any window >= Lk masks nothing.

@@ -52,6 +52,21 @@ posattn_status guarded(Fn fn) {
     return POSATTN_ERROR_INTERNAL;
 }
 
+// A C string argument, or an error naming it where it is NULL.
+std::string text(const char *value, const char *name) {
+    if (!value)
+        throw posattn::Error(posattn::Error::Kind::invalid_argument, std::string("posattn: argument '") + name + "' is NULL; expected a string");
+    return value;
+}
+
+// `count` values and their names, both arrays given where count > 0.
+void named_array(int32_t count, const char *const *names, const void *values, const char *what) {
+    if (count < 0 || (count > 0 && (!names || !values)))
+        throw posattn::Error(posattn::Error::Kind::invalid_argument,
+                             "posattn: argument '" + std::string(what) + "': " + std::to_string(count) +
+                                 " given, with a NULL array of them or of their names; expected a count >= 0 and both arrays");
+}
+
 posattn::SinusoidalOptions sinusoidal_options(double base, int32_t layout, int32_t convention) {
     if (layout != POSATTN_LAYOUT_INTERLEAVED && layout != POSATTN_LAYOUT_HALF)
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
@@ -110,16 +125,6 @@ posattn::RopeLayout rope_layout(int32_t layout) {
 }
 
 // The options of the attention calls that take scale, causal and key lengths as arguments.
-posattn_attention_options attention_options(const double *scale, int32_t causal, const posattn_tensor *key_lengths) {
-    posattn_attention_options options;
-    posattn_attention_options_init(&options);
-    options.has_scale = scale != nullptr;
-    options.scale = scale ? *scale : 0.0;
-    options.causal = causal;
-    options.key_lengths = key_lengths;
-    return options;
-}
-
 posattn::AttentionOptions attention_options(const posattn_attention_options *c) {
     posattn_attention_options defaults;
     posattn_attention_options_init(&defaults);
@@ -317,29 +322,6 @@ posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_te
     return guarded([&] { posattn::alibi_bias(view(slopes, "slopes"), view(out, "out"), alibi_form(form), thread_call); });
 }
 
-posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                 const posattn_tensor *out, const double *scale, int32_t causal,
-                                 const posattn_tensor *key_lengths) {
-    posattn_attention_options options = attention_options(scale, causal, key_lengths);
-    return posattn_attention_masked(q, k, v, out, &options);
-}
-
-posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                       const posattn_tensor *out, const double *scale, int32_t causal,
-                                       const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
-                                       int32_t form) {
-    posattn_attention_options options = attention_options(scale, causal, key_lengths);
-    return posattn_attention_alibi_masked(q, k, v, out, &options, alibi_slopes, form);
-}
-
-posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                    const posattn_tensor *out, const double *scale, int32_t causal,
-                                    const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
-                                    int32_t bidirectional, int64_t max_distance) {
-    posattn_attention_options options = attention_options(scale, causal, key_lengths);
-    return posattn_attention_t5_masked(q, k, v, out, &options, t5_table, bidirectional, max_distance);
-}
-
 posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
                                  int64_t *bucket) {
     return guarded([&] {
@@ -352,22 +334,22 @@ void posattn_attention_options_init(posattn_attention_options *options) {
     if (options) *options = posattn_attention_options{0, 0.0, 0, nullptr, 0, 0, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 }
 
-posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                        const posattn_tensor *out, const posattn_attention_options *options) {
+posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                 const posattn_tensor *out, const posattn_attention_options *options) {
     return attention_with(q, k, v, out, options, [](posattn::AttentionOptions &) {});
 }
 
-posattn_status posattn_attention_alibi_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                              const posattn_tensor *out, const posattn_attention_options *options,
-                                              const posattn_tensor *alibi_slopes, int32_t form) {
+posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                       const posattn_tensor *out, const posattn_attention_options *options,
+                                       const posattn_tensor *alibi_slopes, int32_t form) {
     return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
         o.alibi = posattn::AlibiAttention{view(alibi_slopes, "alibi_slopes"), alibi_form(form)};
     });
 }
 
-posattn_status posattn_attention_t5_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                           const posattn_tensor *out, const posattn_attention_options *options,
-                                           const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance) {
+posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                    const posattn_tensor *out, const posattn_attention_options *options,
+                                    const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance) {
     return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
         o.t5 = posattn::T5Attention{view(t5_table, "t5_table"), bidirectional != 0, max_distance};
     });
@@ -439,6 +421,29 @@ posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, i
         if (!bucket) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'bucket' is NULL");
         *bucket = posattn::deberta_bucket(delta, position_buckets, max_relative_positions);
     });
+}
+
+posattn_status posattn_attention_custom(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                        const posattn_tensor *out, const posattn_attention_options *options,
+                                        const char *kernel, int32_t input_count, const char *const *input_names,
+                                        const posattn_tensor *inputs, int32_t scalar_count,
+                                        const char *const *scalar_names, const double *scalars) {
+    return attention_with(q, k, v, out, options, [&](posattn::AttentionOptions &o) {
+        posattn::CustomAttention custom{text(kernel, "kernel"), {}, {}};
+        named_array(input_count, input_names, inputs, "inputs");
+        named_array(scalar_count, scalar_names, scalars, "scalars");
+        for (int32_t n = 0; n < input_count; n++) custom.inputs[text(input_names[n], "input_names")] = view(&inputs[n], "inputs");
+        for (int32_t n = 0; n < scalar_count; n++) custom.scalars[text(scalar_names[n], "scalar_names")] = scalars[n];
+        o.custom = std::move(custom);
+    });
+}
+
+posattn_status posattn_add_kernel(const char *function, int (*argv)(void **), const struct halide_filter_metadata_t *(*metadata)(void)) {
+    return guarded([&] { posattn::add_kernel(text(function, "function"), argv, metadata); });
+}
+
+posattn_status posattn_load_kernel(const char *path, const char *symbol, const char *function) {
+    return guarded([&] { posattn::load_kernel(text(path, "path"), text(symbol, "symbol"), text(function, "function")); });
 }
 
 posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -64,6 +65,8 @@ extern const JitTarget kJitTargets[];
 extern const char kLibexecFromLib[];  // an install's libexec folder, relative to its lib folder
 // The family of this build's CPU kernels (x86, or arm when cross-built for AArch64).
 extern const char kCpuFamily[];
+// The family of the kernels a device runs: kCpuFamily for "cpu", else the device's own name.
+inline std::string_view family_of(const std::string &device) { return device == "cpu" ? std::string_view(kCpuFamily) : std::string_view(device); }
 
 // The largest rank of a tensor the runtime takes (its views of them are held inline).
 constexpr size_t kMaxRank = 8;

@@ -96,7 +96,7 @@ std::string target_of(const std::string &device) {
 }
 
 const detail::BuiltKernel &built_kernel(const std::string &function, const std::string &device) {
-    const std::string family = device == "cpu" ? detail::kCpuFamily : device;
+    const std::string_view family = detail::family_of(device);
     for (const detail::BuiltKernel *b = detail::kBuiltKernels; b->function; b++)
         if (function == b->function && family == b->family) return *b;
     refuse("argument 'function' is '" + function + "', which this build has no '" + device + "' kernel of");

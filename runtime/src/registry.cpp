@@ -33,6 +33,8 @@ extern "C" __attribute__((weak)) int halide_cuda_release_context(void *user_cont
 extern "C" __attribute__((weak)) int halide_cuda_get_stream(void *user_context, void *context, void **stream);
 
 namespace posattn {
+
+using detail::Checker;
 namespace {
 constexpr int kMaxThreads = 256;  // Halide's thread pool has at most this many
 }  // namespace
@@ -85,7 +87,7 @@ void for_each_kernel(const std::function<void(const KernelEntry &)> &fn) {
 }
 
 const KernelEntry *find_kernel(const std::string &function, const CallOptions &call) {
-    std::string_view family = call.device == "cpu" ? std::string_view(kCpuFamily) : std::string_view(call.device);
+    const std::string_view family = family_of(call.device);
     std::lock_guard<std::mutex> lock(loaded_mutex);
     auto entries = entries_by_function().find(function);
     if (entries == entries_by_function().end()) return nullptr;
@@ -111,7 +113,7 @@ void configure_vulkan_allocator() {
 const KernelEntry &require_kernel(const std::string &function, const CallOptions &call) {
     check_device(call.device);
     if (const KernelEntry *entry = find_kernel(function, call)) return *entry;
-    const std::string family = call.device == "cpu" ? kCpuFamily : call.device;
+    const std::string_view family = family_of(call.device);
     std::string known;
     bool family_built = false;
     for_each_kernel([&](const KernelEntry &e) {
@@ -122,7 +124,7 @@ const KernelEntry &require_kernel(const std::string &function, const CallOptions
     if (!family_built) why = "(this build has no '" + call.device + "' kernels: cross builds have no GPU APIs)";
     else if (known.empty()) why = "(not built for device '" + call.device + "': kernels.json says why)";
     throw Error(Error::Kind::unsupported,
-                "posattn: no kernel " + function + "." + family + " with schedule '" + call.schedule + "' " + why);
+                "posattn: no kernel " + function + "." + std::string(family) + " with schedule '" + call.schedule + "' " + why);
 }
 
 bool nothing_to_compute(const Tensor &out, const std::string &function, const CallOptions &call) {
@@ -453,32 +455,54 @@ void check_device(const std::string &device) {
                     "posattn: argument 'device' is '" + device + "'; expected cpu, cuda, opencl or vulkan");
 }
 
-void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
-                 const std::string &schedule, const std::string &device) {
-    auto fail = [&](const std::string &what) {
-        throw Error(Error::Kind::invalid_argument, "posattn.load_kernel: " + what);
-    };
+namespace {
+// A kernel may be added as `function` with `schedule` on `device`: a kernel of this build, or one's
+// own outside posattn_, not yet there.
+void check_new_kernel(const Checker &check, const std::string &function, const std::string &schedule, const std::string &device) {
     bool known = false;
     detail::for_each_kernel([&](const detail::KernelEntry &e) { known = known || function == e.function; });
-    if (!known) fail("argument 'function' is '" + function + "', which is not a kernel of this build");
+    if (!known && (function.empty() || function.rfind("posattn_", 0) == 0))
+        check.fail("argument 'function' is '" + function +
+                   "', which is not a kernel of this build; expected one of kernels(), or a name of one's own outside posattn_");
     check_device(device);
     if (detail::find_kernel(function, CallOptions{schedule, device}))
-        fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
-    // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
-    void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) fail("argument 'path': " + std::string(dlerror()));
-    auto argv = reinterpret_cast<detail::ArgvFunction>(dlsym(library, (symbol + "_argv").c_str()));
-    auto metadata = reinterpret_cast<const halide_filter_metadata_t *(*)()>(dlsym(library, (symbol + "_metadata").c_str()));
-    if (!argv || !metadata) {
-        dlclose(library);
-        fail("argument 'symbol': " + path + " has no " + symbol + "_argv and _metadata");
-    }
-    std::lock_guard<std::mutex> lock(detail::loaded_mutex);  // (the library stays loaded for good)
+        check.fail("argument 'schedule': " + function + " already has a schedule '" + schedule + "'");
+}
+
+void add_entry(const std::string &function, KernelArgv argv, KernelMetadata metadata, const std::string &schedule,
+               const std::string &device) {
+    std::lock_guard<std::mutex> lock(detail::loaded_mutex);
     const char *function_name = detail::loaded_names.emplace_back(function).c_str();
     const char *schedule_name = detail::loaded_names.emplace_back(schedule).c_str();
     const char *family = device == "cpu" ? detail::kCpuFamily : detail::loaded_names.emplace_back(device).c_str();
     detail::entries_by_function()[function_name].push_back(
         &detail::loaded.emplace_back(detail::KernelEntry{function_name, family, schedule_name, argv, metadata}));
+}
+}  // namespace
+
+void add_kernel(const std::string &function, KernelArgv argv, KernelMetadata metadata, const std::string &schedule,
+                const std::string &device) {
+    Checker check("add_kernel");
+    check_new_kernel(check, function, schedule, device);
+    if (!argv || !metadata) check.fail(std::string("argument '") + (argv ? "metadata" : "argv") + "' is null; expected the kernel's entry point");
+    add_entry(function, argv, metadata, schedule, device);
+}
+
+void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
+                 const std::string &schedule, const std::string &device) {
+    Checker check("load_kernel");
+    check_new_kernel(check, function, schedule, device);
+    // RTLD_LOCAL: the library's kernel symbols stay its own; it takes Halide's runtime from this one.
+    // (It stays loaded for good: its kernel may be called at any time.)
+    void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) check.fail("argument 'path': " + std::string(dlerror()));
+    auto argv = reinterpret_cast<KernelArgv>(dlsym(library, (symbol + "_argv").c_str()));
+    auto metadata = reinterpret_cast<KernelMetadata>(dlsym(library, (symbol + "_metadata").c_str()));
+    if (!argv || !metadata) {
+        dlclose(library);
+        check.fail("argument 'symbol': " + path + " has no " + symbol + "_argv and _metadata");
+    }
+    add_entry(function, argv, metadata, schedule, device);
 }
 
 std::vector<KernelInfo> kernels() {

@@ -67,7 +67,10 @@ TEST_P(Attention, MatchesFloat64ThroughCppAndC) {
     posattn_tensor tk = {k.data(), POSATTN_FLOAT32, 4, ks, nullptr, POSATTN_HOST};
     posattn_tensor tv = {v.data(), POSATTN_FLOAT32, 4, ks, nullptr, POSATTN_HOST};
     posattn_tensor to = {c_out.data(), POSATTN_FLOAT32, 4, qs, nullptr, POSATTN_HOST};
-    ASSERT_EQ(posattn_attention(&tq, &tk, &tv, &to, nullptr, causal, nullptr), POSATTN_OK) << posattn_last_error();
+    posattn_attention_options c_options;
+    posattn_attention_options_init(&c_options);
+    c_options.causal = causal;
+    ASSERT_EQ(posattn_attention(&tq, &tk, &tv, &to, &c_options), POSATTN_OK) << posattn_last_error();
     EXPECT_EQ(c_out, out);  // the same kernel, bit for bit
 }
 INSTANTIATE_TEST_SUITE_P(Causal, Attention, ::testing::Bool());
@@ -137,6 +140,26 @@ TEST(Registry, ListsTheBuildsKernelsAndRefusesUnknownSchedules) {
         EXPECT_NE(std::string(e.what()).find("no_such_schedule"), std::string::npos) << e.what();
     }
     for (float x : out) EXPECT_TRUE(std::isnan(x));
+}
+
+// add_kernel takes kernels of this build's functions or of one's own outside posattn_, with both
+// entry points (a kernel of one's own is run by tests/test_package.py's custom variant example).
+TEST(Registry, AddKernelRefusesNamesInPosattnsSpaceAndNullEntryPoints) {
+    auto refused = [](const std::string &function, posattn::KernelArgv argv, const char *named) {
+        try {
+            posattn::add_kernel(function, argv, nullptr);
+            ADD_FAILURE() << function << " was added";
+        } catch (const posattn::Error &e) {
+            EXPECT_EQ(e.kind(), posattn::Error::Kind::invalid_argument);
+            EXPECT_NE(std::string(e.what()).find(named), std::string::npos) << e.what();
+        }
+    };
+    auto argv = +[](void **) { return 0; };
+    refused("posattn_nonesuch_f32", argv, "argument 'function'");
+    refused("", argv, "argument 'function'");
+    refused("my_attention", nullptr, "argument 'argv'");
+    refused("my_attention", argv, "argument 'metadata'");
+    for (const posattn::KernelInfo &k : posattn::kernels()) EXPECT_NE(k.function, "my_attention");
 }
 
 // posattn::jit with the AOT kernel's params compiles that kernel (the same bits); a bad param is

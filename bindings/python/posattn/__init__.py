@@ -22,6 +22,8 @@ import numpy as np
 from . import _posattn
 from ._posattn import ArgumentTypeError, DeviceArray, Error
 
+_D = _posattn.DEFAULTS  # every call's defaults, from the C++ API's posattn::defaults (posattn.hpp)
+
 __all__ = ["ArgumentTypeError", "DeviceArray", "Error", "device_context", "alibi_bias", "alibi_slopes", "attention",
            "deberta_bucket", "linear", "t5_bucket", "complex_order", "complex_order_frequency_init", "floater", "binary",
            "binary_add", "integer", "integer_add", "jit", "kernels", "learned", "load_kernel", "learned_add", "normalized",
@@ -41,7 +43,7 @@ _KINDS = {
     **dict.fromkeys(["causal", "signed", "msb_first", "bidirectional", "t5_bidirectional", "check_finite"], "bool"),
     **dict.fromkeys(["layout", "convention", "mode", "method", "form", "alibi_form", "kind", "schedule", "device", "path",
                      "symbol", "function"], "str"),
-    **dict.fromkeys(["scaling", "rope", "shaw", "transformer_xl", "deberta"], "dict or None"),
+    **dict.fromkeys(["scaling", "rope", "shaw", "transformer_xl", "deberta", "custom"], "dict or None"),
 }
 _EXPECTED = {"int": "an integer (int64)", "number": "a real number", "bool": "True or False", "str": "a string",
              "dict": "a dict"}
@@ -186,14 +188,16 @@ def kernels():
     return _posattn.kernels()
 
 
-def load_kernel(path, symbol, function, schedule, device="cpu"):
-    """Adds a kernel compiled elsewhere (a shared library with <symbol>_argv and <symbol>_metadata)
-    as `schedule` of manifest function `function` on `device` (the tuner's candidates)."""
+def load_kernel(path, symbol, function, schedule=_D["schedule"], device=_D["device"]):
+    """Adds a kernel compiled elsewhere (a shared library linked against libposattn, with
+    <symbol>_argv and <symbol>_metadata) as `schedule` of `function` on `device`: a schedule of a
+    kernel of this build (the tuner's candidates), or a kernel of one's own named outside posattn_
+    (attention's custom variants)."""
     return _call("load_kernel", _posattn.load_kernel, path=path, symbol=symbol, function=function, schedule=schedule,
                  device=device)
 
 
-def jit(function, *, params=None, schedule_params=None, device="cpu"):
+def jit(function, *, params=None, schedule_params=None, device=_D["device"]):
     """Compiles `function` (a kernel of this build: kernels()) again at run time and adds it as a
     schedule of that function on `device`; returns the schedule's name, for any call's schedule=.
 
@@ -243,16 +247,16 @@ def set_output_cache(bytes):
 
 
 @_tensors
-def sinusoidal(positions, d, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
-               schedule="hand", device="cpu"):
+def sinusoidal(positions, d, *, base=_D["base"], layout="interleaved", convention="vaswani", out=None,
+               schedule=_D["schedule"], device=_D["device"]):
     """PE(positions) of width d (contract §1): positions [N] or [B, S] -> float32 [..., d]."""
     return _call("sinusoidal", _posattn.sinusoidal, positions=_int32(positions, "sinusoidal", "positions", ("out", out)), d=d,
                  base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
 
 
 @_tensors
-def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", convention="vaswani", out=None,
-                   schedule="hand", device="cpu"):
+def sinusoidal_add(x, positions, *, base=_D["base"], layout="interleaved", convention="vaswani", out=None,
+                   schedule=_D["schedule"], device=_D["device"]):
     """x + PE(positions): x [B, S, D]; positions [B, S] or [S] (shared by every batch)."""
     api = "sinusoidal_add"
     return _call(api, _posattn.sinusoidal_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
@@ -260,7 +264,7 @@ def sinusoidal_add(x, positions, *, base=10000.0, layout="interleaved", conventi
 
 
 @_tensors
-def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
+def learned(table, positions, *, offset=0, out=None, schedule=_D["schedule"], device=_D["device"]):
     """table[positions + offset] (contract §2); an index outside the table is an error."""
     api = "learned"
     return _call(api, _posattn.learned, table=_operand(table, api, "table"), positions=_int32(positions, api, "positions", ("out", out)),
@@ -268,7 +272,7 @@ def learned(table, positions, *, offset=0, out=None, schedule="hand", device="cp
 
 
 @_tensors
-def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", device="cpu"):
+def learned_add(x, table, positions, *, offset=0, out=None, schedule=_D["schedule"], device=_D["device"]):
     """x + table[positions + offset]: x [B, S, D]; positions [B, S] or [S]."""
     api = "learned_add"
     return _call(api, _posattn.learned_add, x=_operand(x, api, "x"), table=_operand(table, api, "table"),
@@ -276,14 +280,14 @@ def learned_add(x, table, positions, *, offset=0, out=None, schedule="hand", dev
 
 
 @_tensors
-def integer(positions, d, *, out=None, schedule="hand", device="cpu"):
+def integer(positions, d, *, out=None, schedule=_D["schedule"], device=_D["device"]):
     """PE = p on every channel (contract §3): positions [N] or [B, S] -> float32 [..., d]."""
     return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out,
                  schedule=schedule, device=device)
 
 
 @_tensors
-def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
+def integer_add(x, positions, *, out=None, schedule=_D["schedule"], device=_D["device"]):
     """x + integer PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "integer_add"
     return _call(api, _posattn.integer_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
@@ -291,7 +295,7 @@ def integer_add(x, positions, *, out=None, schedule="hand", device="cpu"):
 
 
 @_tensors
-def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
+def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule=_D["schedule"], device=_D["device"]):
     """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (contract §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
     return _call("normalized", _posattn.normalized, positions=_int32(positions, "normalized", "positions", ("out", out)), d=d,
@@ -299,7 +303,7 @@ def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedul
 
 
 @_tensors
-def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule="hand", device="cpu"):
+def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, schedule=_D["schedule"], device=_D["device"]):
     """x + normalized PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "normalized_add"
     return _call(api, _posattn.normalized_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
@@ -307,7 +311,7 @@ def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, sch
 
 
 @_tensors
-def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
+def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule=_D["schedule"], device=_D["device"]):
     """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (contract §3); every
     position must satisfy 0 <= p < 2^d."""
     return _call("binary", _posattn.binary, positions=_int32(positions, "binary", "positions", ("out", out)), d=d, signed=signed,
@@ -315,7 +319,7 @@ def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule="h
 
 
 @_tensors
-def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule="hand", device="cpu"):
+def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedule=_D["schedule"], device=_D["device"]):
     """x + binary PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "binary_add"
     return _call(api, _posattn.binary_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
@@ -323,21 +327,21 @@ def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedul
 
 
 @_tensors
-def sin_only(positions, d, *, base=10000.0, out=None, schedule="hand", device="cpu"):
+def sin_only(positions, d, *, base=_D["base"], out=None, schedule=_D["schedule"], device=_D["device"]):
     """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (contract §3)."""
     return _call("sin_only", _posattn.sin_only, positions=_int32(positions, "sin_only", "positions", ("out", out)), d=d, base=base,
                  out=out, schedule=schedule, device=device)
 
 
 @_tensors
-def sin_only_add(x, positions, *, base=10000.0, out=None, schedule="hand", device="cpu"):
+def sin_only_add(x, positions, *, base=_D["base"], out=None, schedule=_D["schedule"], device=_D["device"]):
     """x + sin-only PE: x [B, S, D]; positions [B, S] or [S]."""
     api = "sin_only_add"
     return _call(api, _posattn.sin_only_add, x=_operand(x, api, "x"), positions=_int32(positions, api, "positions", ("out", out)),
                  base=base, out=out, schedule=schedule, device=device)
 
 
-def rope_frequencies(rotary_dim, *, base=10000.0, scaling=None, seq_len=None):
+def rope_frequencies(rotary_dim, *, base=_D["base"], scaling=None, seq_len=None):
     """(inv_freq float64 [rotary_dim/2], attention_factor) for RoPE (contract §6). scaling: an HF-style
     rope_scaling dict, {"type": linear | ntk | dynamic | yarn | llama3 | longrope, "factor": …, …};
     seq_len: the current length that dynamic and longrope read."""
@@ -374,8 +378,8 @@ def hf_rope_parameters(rope_parameters, head_dim, max_position_embeddings=None, 
 
 
 @_tensors
-def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
-         schedule="hand", device="cpu", rope_parameters=None):
+def rope(x, positions=None, *, base=_D["base"], layout="neox", rotary_dim=None, scaling=None, seq_len=None, out=None,
+         schedule=_D["schedule"], device=_D["device"], rope_parameters=None):
     """RoPE (contract §6) of x [B, H, L, D] -> float32 [B, H, L, D]; out=x rotates in place.
 
     positions [L] or [B, L] (default 0 … L−1); layout 'neox' (pairs c, r/2+c) or 'gptj' (2c, 2c+1);
@@ -394,7 +398,7 @@ def rope(x, positions=None, *, base=10000.0, layout="neox", rotary_dim=None, sca
 
 
 @_tensors
-def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule="hand", device="cpu"):
+def complex_order(token_ids, positions, amplitude, frequency, phase=None, *, real=None, imag=None, schedule=_D["schedule"], device=_D["device"]):
     """Complex-order embedding (contract §4) -> (real, imag), each float32 [..., d]:
     amplitude[w]·(cos, sin)(frequency[w]·p + phase[w]). token_ids, positions [N] or [B, S];
     tables [V, d]; phase None as in the public code. A token id outside [0, V) is an error."""
@@ -412,7 +416,7 @@ def complex_order_frequency_init(vocab, d, kind="translation"):
 
 
 @_tensors
-def floater(num_positions, p0, W1, b1, W2, b2, *, dt=0.01, substeps=5, method="rk4_38", out=None, schedule="hand", device="cpu"):
+def floater(num_positions, p0, W1, b1, W2, b2, *, dt=_D["floater_dt"], substeps=_D["floater_substeps"], method="rk4_38", out=None, schedule=_D["schedule"], device=_D["device"]):
     """FLOATER (contract §5): float32 [num_positions, d] (p0 [d]) or [batch, num_positions, d] (p0
     [batch, d]); row n = p(n·dt) of dp/dt = W2·[ReLU(W1·[p; t] + b1); t] + b2, p(0) = p0, with
     `substeps` steps of `method` ('rk4_38' = torchdiffeq's 'rk4', 'rk4', 'midpoint', 'euler') per
@@ -428,7 +432,7 @@ def alibi_slopes(heads):
 
 
 @_tensors
-def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", device="cpu"):
+def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule=_D["schedule"], device=_D["device"]):
     """float32 [H, Lq, Lk] ALiBi bias (contract §7) for query row r at absolute position r + Lk − Lq and
     key j: 'relative' −m(i−j), 'key_position' +m·j, 'symmetric' −m|i−j|. slopes [H], float64 or float32."""
     return _call("alibi_bias", _posattn.alibi_bias, slopes=_array(slopes, "alibi_bias", "slopes"), Lq=Lq, Lk=Lk, form=form,
@@ -436,7 +440,7 @@ def alibi_bias(slopes, Lq, Lk, *, form="relative", out=None, schedule="hand", de
 
 
 @_tensors
-def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
+def t5_bucket(rel, bidirectional=_D["t5_bidirectional"], num_buckets=_D["t5_num_buckets"], max_distance=_D["t5_max_distance"]):
     """T5's bucket of each rel = key − query (contract §9), computed in float32 as torch does."""
     return _call("t5_bucket", _posattn.t5_bucket, rel=_int64(rel, "t5_bucket", "rel"), bidirectional=bidirectional,
                  num_buckets=num_buckets, max_distance=max_distance)
@@ -445,8 +449,8 @@ def t5_bucket(rel, bidirectional=True, num_buckets=32, max_distance=128):
 @_tensors
 def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, mask=None, bias=None, key_starts=None,
               q_segments=None, k_segments=None, query_lengths=None, alibi_slopes=None, alibi_form="relative",
-              t5_table=None, t5_bidirectional=True, t5_max_distance=128, rope=None, shaw=None, transformer_xl=None,
-              deberta=None, check_finite=True, out=None, schedule="hand", device="cpu"):
+              t5_table=None, t5_bidirectional=_D["t5_bidirectional"], t5_max_distance=_D["t5_max_distance"], rope=None, shaw=None, transformer_xl=None,
+              deberta=None, custom=None, check_finite=True, out=None, schedule=_D["schedule"], device=_D["device"]):
     """Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> [B, Hq, Lq, Dv].
 
     scale defaults to 1/sqrt(D); causal is bottom-right aligned; key_lengths [B] masks keys
@@ -479,6 +483,10 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
     (p2c; torch Linear [Hq·D, hidden] and [Hq·D]), "position_buckets": -1, "max_relative_positions": -1,
     "p2c_index": "code" | "paper"}: a term is on when its weight is given; scale defaults to
     1/sqrt(D·(1 + terms)).
+
+    custom = {"kernel": name, "inputs": {name: array}, "scalars": {name: number}}: a variant of
+    one's own, declared on posattn's attention generator (docs/architecture.md, "A variant out of
+    tree") and added with load_kernel; its inputs by the kernel's argument names.
     """
     api, nd, written = "attention", np.ndarray, ("out", out)
     if rope is not None:
@@ -500,7 +508,8 @@ def attention(q, k, v, *, scale=None, causal=False, key_lengths=None, window=0, 
             None if t5_table is None else _array(t5_table, api, "t5_table"), t5_bidirectional, t5_max_distance, rope,
             window, None if shaw is None else _arrays(shaw, "shaw"),
             None if transformer_xl is None else _arrays(transformer_xl, "transformer_xl"),
-            None if deberta is None else _arrays(deberta, "deberta"), check_finite, out, schedule, device)
+            None if deberta is None else _arrays(deberta, "deberta"), None if custom is None else _custom(custom),
+            check_finite, out, schedule, device)
     except TypeError as e:
         raise _named(api, e, locals()) from None
 
@@ -527,6 +536,14 @@ def _arrays(options, name):
                   else value) for key, value in options.items()}
 
 
+def _custom(custom):
+    """attention's custom dict with its inputs as arrays."""
+    custom = _dict(custom, "attention", "custom")
+    if isinstance(custom.get("inputs"), dict):
+        custom = dict(custom, inputs=_arrays(custom["inputs"], "custom.inputs"))
+    return custom
+
+
 def _or_zero(value):
     """An optional count as the extension takes it: 0 for None (the default)."""
     return 0 if value is None else value
@@ -543,14 +560,14 @@ def _int64(values, api, name):
 
 
 @_tensors
-def linear(x, weight, bias=None, *, out=None, schedule="hand", device="cpu"):
+def linear(x, weight, bias=None, *, out=None, schedule=_D["schedule"], device=_D["device"]):
     """torch's Linear: x [N, E], weight [O, E], bias [O] (None: 0) -> x·weightᵀ + bias, float32 [N, O]."""
     return _call("linear", _posattn.linear, x=_operand(x, "linear", "x"), weight=_operand(weight, "linear", "weight"),
                  bias=None if bias is None else _operand(bias, "linear", "bias"), out=out, schedule=schedule, device=device)
 
 
 @_tensors
-def deberta_bucket(delta, position_buckets, max_relative_positions=-1):
+def deberta_bucket(delta, position_buckets, max_relative_positions=_D["deberta_max_relative_positions"]):
     """DeBERTa's relative position of each δ = query − key (contract §11): δ, or its log bucket (float32, ceil)."""
     return _call("deberta_bucket", _posattn.deberta_bucket, delta=_int64(delta, "deberta_bucket", "delta"),
                  position_buckets=position_buckets, max_relative_positions=max_relative_positions)

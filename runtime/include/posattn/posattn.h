@@ -145,29 +145,12 @@ posattn_status posattn_alibi_slopes(int64_t heads, double *slopes);
 /* slopes float64 or float32 [H]; out float32 [H, Lq, Lk]. */
 posattn_status posattn_alibi_bias(const posattn_tensor *slopes, const posattn_tensor *out, int32_t form);
 
-/* scale: NULL for 1/sqrt(D). key_lengths: NULL for no padding. causal: 0 or 1. */
-posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                 const posattn_tensor *out, const double *scale, int32_t causal,
-                                 const posattn_tensor *key_lengths);
-
-/* posattn_attention plus ALiBi's bias: alibi_slopes float32 or float64 [Hq], form posattn_alibi_form. */
-posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                       const posattn_tensor *out, const double *scale, int32_t causal,
-                                       const posattn_tensor *key_lengths, const posattn_tensor *alibi_slopes,
-                                       int32_t form);
-
-/* posattn_attention plus T5's bias t5_table[bucket(key - query), h]: t5_table float32
- * [num_buckets, Hq]; scale NULL means 1 here (T5 does not scale q.k). */
-posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                    const posattn_tensor *out, const double *scale, int32_t causal,
-                                    const posattn_tensor *key_lengths, const posattn_tensor *t5_table,
-                                    int32_t bidirectional, int64_t max_distance);
 /* T5's bucket of rel = key - query (contract §9), written to *bucket. */
 posattn_status posattn_t5_bucket(int64_t rel, int32_t bidirectional, int64_t num_buckets, int64_t max_distance,
                                  int64_t *bucket);
 
-/* The masks and scale of the attention calls below; posattn_attention_options_init() sets
- * the defaults (no mask, the variant's scale). */
+/* The masks and scale of every attention call; posattn_attention_options_init() sets the defaults
+ * (no mask, the variant's scale). options NULL means the defaults. */
 typedef struct posattn_attention_options {
     int32_t has_scale; /* 0: the variant's default scale */
     double scale;
@@ -185,17 +168,21 @@ typedef struct posattn_attention_options {
 } posattn_attention_options;
 void posattn_attention_options_init(posattn_attention_options *options);
 
-/* Plain attention with every mask; options NULL means the defaults. */
-posattn_status posattn_attention_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                        const posattn_tensor *out, const posattn_attention_options *options);
-/* posattn_attention_alibi and posattn_attention_t5 with every mask (their scale, causal and
- * key_lengths from options). */
-posattn_status posattn_attention_alibi_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                              const posattn_tensor *out, const posattn_attention_options *options,
-                                              const posattn_tensor *alibi_slopes, int32_t form);
-posattn_status posattn_attention_t5_masked(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
-                                           const posattn_tensor *out, const posattn_attention_options *options,
-                                           const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance);
+/* Plain attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] -> out [B, Hq, Lq, Dv]. */
+posattn_status posattn_attention(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                 const posattn_tensor *out, const posattn_attention_options *options);
+
+/* Each variant below: posattn_attention plus the variant's arguments. */
+
+/* ALiBi's bias (contract §7): alibi_slopes float32 or float64 [Hq], form posattn_alibi_form. */
+posattn_status posattn_attention_alibi(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                       const posattn_tensor *out, const posattn_attention_options *options,
+                                       const posattn_tensor *alibi_slopes, int32_t form);
+/* T5's bias t5_table[bucket(key - query), h] (contract §9): t5_table float32 [num_buckets, Hq]; the
+ * default scale is 1 here (T5 does not scale q.k). */
+posattn_status posattn_attention_t5(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                    const posattn_tensor *out, const posattn_attention_options *options,
+                                    const posattn_tensor *t5_table, int32_t bidirectional, int64_t max_distance);
 
 /* RoPE attention (contract §6): q and k rotated inside the kernel. q_positions int32 [Lq] or [B, Lq]
  * and k_positions [Lk] or [B, Lk], or NULL for the defaults (keys 0 ... Lk-1, queries at the
@@ -233,6 +220,22 @@ posattn_status posattn_attention_deberta(const posattn_tensor *q, const posattn_
 /* DeBERTa's relative position of delta = query - key (contract §11), written to *bucket. */
 posattn_status posattn_deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions,
                                       int64_t *bucket);
+
+/* A variant of one's own (C++ CustomAttention): the kernel `kernel`, added with posattn_add_kernel
+ * or posattn_load_kernel, with its inputs by argument name: input_count tensors and scalar_count
+ * numbers (converted to the kernel's scalar types). */
+posattn_status posattn_attention_custom(const posattn_tensor *q, const posattn_tensor *k, const posattn_tensor *v,
+                                        const posattn_tensor *out, const posattn_attention_options *options,
+                                        const char *kernel, int32_t input_count, const char *const *input_names,
+                                        const posattn_tensor *inputs, int32_t scalar_count,
+                                        const char *const *scalar_names, const double *scalars);
+/* Adds a kernel compiled outside this library (C++ add_kernel, load_kernel): its Halide entry
+ * points, or the shared library at `path` exporting <symbol>_argv and <symbol>_metadata; as the
+ * "hand" schedule of `function` on the CPU. */
+struct halide_filter_metadata_t;
+posattn_status posattn_add_kernel(const char *function, int (*argv)(void **),
+                                  const struct halide_filter_metadata_t *(*metadata)(void));
+posattn_status posattn_load_kernel(const char *path, const char *symbol, const char *function);
 
 /* out = x * weight^T + bias, as torch's Linear: x float32 [N, E], weight [O, E], bias [O] or NULL, out [N, O]. */
 posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,

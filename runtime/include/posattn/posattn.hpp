@@ -14,7 +14,21 @@
 #include <string>
 #include <vector>
 
+struct halide_filter_metadata_t;  // HalideRuntime.h
+
 namespace posattn {
+
+// Every call's default, in one place: the C++ options and default arguments below, the C API's
+// init functions and the Python package's signatures (posattn._posattn.DEFAULTS) take them from here.
+namespace defaults {
+constexpr double base = 10000.0;  // sinusoidal, sin-only and RoPE frequencies: base^(−2c/D)
+constexpr bool t5_bidirectional = true;
+constexpr int64_t t5_num_buckets = 32, t5_max_distance = 128;
+constexpr int64_t deberta_position_buckets = -1, deberta_max_relative_positions = -1;  // none; 512
+constexpr double floater_dt = 0.01;
+constexpr int64_t floater_substeps = 5;
+inline constexpr const char *schedule = "hand", *device = "cpu";
+}  // namespace defaults
 
 enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3, boolean = 4 /* one byte, 0 or 1 */ };
 const char *dtype_name(DType dtype);
@@ -62,15 +76,15 @@ private:
 // alone), it goes through a host copy of the whole buffer; partial RoPE with x and out both on
 // the device copies x to out on the device instead, then rotates.
 struct CallOptions {
-    std::string schedule = "hand";
-    std::string device = "cpu";
+    std::string schedule = defaults::schedule;
+    std::string device = defaults::device;
 };
 
 enum class Layout { interleaved, half };
 enum class Convention { vaswani, t2t };
 
 struct SinusoidalOptions {
-    double base = 10000.0;
+    double base = defaults::base;
     Layout layout = Layout::interleaved;
     Convention convention = Convention::vaswani;
 };
@@ -118,8 +132,8 @@ void binary_add(const Tensor &x, const Tensor &positions, const Tensor &out, con
                 const CallOptions &call = {});
 
 // PE[c] = sin(p · base^(−c/D)), c = 0 … D−1.
-void sin_only(const Tensor &positions, const Tensor &out, double base = 10000.0, const CallOptions &call = {});
-void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base = 10000.0,
+void sin_only(const Tensor &positions, const Tensor &out, double base = defaults::base, const CallOptions &call = {});
+void sin_only_add(const Tensor &x, const Tensor &positions, const Tensor &out, double base = defaults::base,
                   const CallOptions &call = {});
 
 // RoPE (contract §6). inv_freq_c = base^(−2c/r) for pair c of the r rotated channels, then scaled.
@@ -142,11 +156,11 @@ struct RopeFrequencies {
     double attention_factor = 1;   // multiplies cos and sin
 };
 // seq_len: the current length, read by dynamic and longrope (HF: max(position) + 1).
-RopeFrequencies rope_frequencies(int64_t rotary_dim, double base = 10000.0, const RopeScaling &scaling = {},
+RopeFrequencies rope_frequencies(int64_t rotary_dim, double base = defaults::base, const RopeScaling &scaling = {},
                                  int64_t seq_len = 0);
 
 struct RopeOptions {
-    double base = 10000.0;
+    double base = defaults::base;
     RopeLayout layout = RopeLayout::neox;
     int64_t rotary_dim = 0;           // r; 0 means D. Channels r … D−1 pass through.
     RopeScaling scaling;
@@ -173,8 +187,8 @@ void complex_order_frequency_init(const Tensor &out, ComplexOrderInit kind);
 // p(0) = p0, with `substeps` steps of the method per position (torchdiffeq's "rk4" is rk4_38).
 enum class FloaterMethod { rk4_38, rk4, midpoint, euler };
 struct FloaterOptions {
-    double dt = 0.01;
-    int64_t substeps = 5;
+    double dt = defaults::floater_dt;
+    int64_t substeps = defaults::floater_substeps;
     FloaterMethod method = FloaterMethod::rk4_38;
 };
 // p0 float32 [d] or [batch, d]; W1 [hidden, d+1], b1 [hidden], W2 [d, hidden+1], b2 [d] (torch's
@@ -198,18 +212,19 @@ struct AlibiAttention {
 
 // T5's relative bucket of rel = key − query (contract §9), computed in float32 as torch and Mesh-TF
 // do, so that the exact-integer boundaries land in the same buckets.
-int64_t t5_bucket(int64_t rel, bool bidirectional = true, int64_t num_buckets = 32, int64_t max_distance = 128);
+int64_t t5_bucket(int64_t rel, bool bidirectional = defaults::t5_bidirectional, int64_t num_buckets = defaults::t5_num_buckets,
+                  int64_t max_distance = defaults::t5_max_distance);
 
 // T5 inside attention: bias table[bucket(key − query), h] added to the logits (contract §9).
 struct T5Attention {
     Tensor table;  // float32 [num_buckets, Hq]
-    bool bidirectional = true;
-    int64_t max_distance = 128;
+    bool bidirectional = defaults::t5_bidirectional;
+    int64_t max_distance = defaults::t5_max_distance;
 };
 
 // RoPE inside attention: q and k rotated at their positions before q·k (contract §6); v is not.
 struct RopeAttention {
-    double base = 10000.0;
+    double base = defaults::base;
     RopeLayout layout = RopeLayout::neox;
     int64_t rotary_dim = 0;             // 0 means D
     RopeScaling scaling;
@@ -246,13 +261,30 @@ struct DebertaAttention {
     Tensor rel_embeddings;  // float32 [>= 2·span, hidden]; rows [0, 2·span) are used
     std::optional<Tensor> w_key, b_key;      // c2p (pos_key_proj, or key_proj with share_att_key)
     std::optional<Tensor> w_query, b_query;  // p2c (pos_query_proj, or query_proj)
-    int64_t position_buckets = -1;           // > 0: log buckets, span = position_buckets
-    int64_t max_relative_positions = -1;     // < 1: 512 (max_position_embeddings); span without buckets
+    int64_t position_buckets = defaults::deberta_position_buckets;  // > 0: log buckets, span = position_buckets
+    int64_t max_relative_positions = defaults::deberta_max_relative_positions;  // < 1: 512; span without buckets
     DebertaP2cIndex p2c_index = DebertaP2cIndex::code;
 };
 // DeBERTa's relative position of δ = query − key: δ itself, or its log bucket when
 // position_buckets > 0 (make_log_bucket_position, float32 with ceil as HF computes it).
 int64_t deberta_bucket(int64_t delta, int64_t position_buckets, int64_t max_relative_positions);
+
+// A variant declared out of tree: a kernel from a generator derived from posattn::AttentionGenerator
+// (the declaration headers installed under include/posattn/halide: generators/attention_generator.h),
+// added with add_kernel or load_kernel as function `kernel` (where added, `kernel` + "_decode1",
+// "_decode", "_decode8" and "_window" run the calls of those shape classes, as posattn's own
+// variants). The runtime binds posattn's arguments (q, k, v, the masks, scale, causal, window) and
+// the variant's own by name: each buffer input of the kernel from `inputs` (its element type and
+// rank; float32 values finite), each scalar from `scalars` (converted to the kernel's type; an
+// integer type takes integral values only). A name the kernel lacks, or one it expects and is not
+// given, is an error naming it. A buffer smaller than the kernel reads is the kernel's error
+// (Halide's bounds check, raised before it writes anything; a kernel compiled with no_asserts has
+// none, and reads out of bounds instead).
+struct CustomAttention {
+    std::string kernel;
+    std::map<std::string, Tensor> inputs;
+    std::map<std::string, double> scalars;
+};
 
 struct AttentionOptions {
     std::optional<double> scale;         // default 1/sqrt(D); 1 with t5 (T5 does not scale q·k),
@@ -280,6 +312,7 @@ struct AttentionOptions {
     std::optional<ShawAttention> shaw;
     std::optional<TransformerXLAttention> transformer_xl;
     std::optional<DebertaAttention> deberta;
+    std::optional<CustomAttention> custom;
 };
 
 // Fused attention: q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] → out [B, Hq, Lq, Dv].
@@ -313,12 +346,21 @@ struct KernelInfo {
 };
 std::vector<KernelInfo> kernels();
 
-// Adds a kernel compiled outside this build, such as a schedule-tuning candidate: the shared
-// library at `path` (linked against libposattn for Halide's runtime) exports <symbol>_argv and
-// <symbol>_metadata, an instance of the kernel `function` compiled for `device` (CallOptions::device:
-// "cpu" is this build's CPU family); calls on that device select it with CallOptions::schedule = `schedule`.
+// Adds a kernel compiled outside this build: a schedule-tuning candidate of one of its kernels, or
+// a kernel of one's own (CustomAttention), whose function name must not start with "posattn_".
+// argv and metadata are the kernel's Halide entry points <name>_argv and <name>_metadata, compiled
+// with the Halide posattn was built with for a target with no_runtime (Halide's runtime is this
+// library's), for `device` (CallOptions::device: "cpu" is this build's CPU family); calls on that
+// device select it with CallOptions::schedule = `schedule`. Error(invalid_argument) for a function
+// and schedule already there.
+using KernelArgv = int (*)(void **);
+using KernelMetadata = const struct ::halide_filter_metadata_t *(*)();
+void add_kernel(const std::string &function, KernelArgv argv, KernelMetadata metadata, const std::string &schedule = defaults::schedule,
+                const std::string &device = defaults::device);
+// The same from the shared library at `path` (linked against libposattn), which exports
+// <symbol>_argv and <symbol>_metadata.
 void load_kernel(const std::string &path, const std::string &symbol, const std::string &function,
-                 const std::string &schedule, const std::string &device = "cpu");
+                 const std::string &schedule = defaults::schedule, const std::string &device = defaults::device);
 
 // Compiles `function` (a kernel of this build: kernels()) again at run time and adds it as a
 // schedule of that function on `device` (load_kernel); returns the schedule's name, for
@@ -333,7 +375,7 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
 struct JitOptions {
     std::map<std::string, std::string> params;
     std::optional<std::string> schedule_params;
-    std::string device = "cpu";
+    std::string device = defaults::device;
 };
 std::string jit(const std::string &function, const JitOptions &options = {});
 
