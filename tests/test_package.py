@@ -102,3 +102,7 @@ def test_custom_variant_example_matches_float64(prefix, custom_library):
     example = ROOT / "examples/custom_variant"
     done = run(sys.executable, example / "check.py", custom_library, PYTHONPATH=f"{site_packages(prefix)}{os.pathsep}{example}")
     assert done.stdout.startswith("check: ok"), done.stdout
+    # A program that links the library adds its kernels through posattn::add_kernel (register.cpp).
+    code = (f"import ctypes, posattn; ctypes.CDLL({str(custom_library)!r}).custom_attention_register(); "
+            "print(sorted(k['function'] for k in posattn.kernels() if not k['function'].startswith('posattn_')))")
+    assert run(sys.executable, "-c", code, PYTHONPATH=str(site_packages(prefix))).stdout.strip() == "['fire_attention', 'kerple_attention']"

@@ -1,7 +1,9 @@
 // posattn's C++ API, statically linked, beside a kernel this project compiled from posattn's
-// alibi_bias generator for its own target: both give the same bits, in every form.
+// alibi_bias generator for its own target: both give the same bits, in every form. (posattn::jit,
+// which needs the shared runtime, is refused.)
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <vector>
 
 #include "HalideBuffer.h"
@@ -28,6 +30,15 @@ int main() {
                                      own(j, r, h), runtime_out[(h * lq + r) * lk + j]);
                         return 1;
                     }
+    }
+    try {  // run-time compilation links against the shared runtime, which a static program has not
+        posattn::jit("posattn_alibi_bias_f32");
+        return 1;
+    } catch (const posattn::Error &e) {
+        if (e.kind() != posattn::Error::Kind::unsupported || !std::strstr(e.what(), "needs the shared runtime")) {
+            std::fprintf(stderr, "consumer_cpp: jit: %s\n", e.what());
+            return 1;
+        }
     }
     try {
         posattn::alibi_bias(slopes_tensor, {nullptr, posattn::DType::float32, {heads, lq, lk}});
