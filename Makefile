@@ -22,11 +22,13 @@ test: build
 	scripts/test_arm.sh
 	$(PY) scripts/coverage.py
 
-# The benchmark with more repeats and the autoscheduled baselines (built here: POSATTN_BASELINES).
+# The benchmark with more repeats and the autoscheduled baselines (built here: POSATTN_BASELINES,
+# switched off again after, so that `make test` does not build and test them).
 bench: build
-	.venv/bin/cmake -DPOSATTN_BASELINES=ON build && .venv/bin/cmake --build build
-	$(ENV) $(PY) bench/bench.py --repeats 15 --autoschedulers --json build/bench.json
-	$(PY) bench/to_markdown.py build/bench.json
+	.venv/bin/cmake -DPOSATTN_BASELINES=ON build && .venv/bin/cmake --build build && \
+	$(ENV) $(PY) bench/bench.py --repeats 15 --autoschedulers --json build/bench.json && \
+	$(PY) bench/to_markdown.py build/bench.json; \
+	status=$$?; .venv/bin/cmake -DPOSATTN_BASELINES=OFF build > /dev/null; exit $$status
 
 # posattn beside what its users run instead (torch, ONNX Runtime: about 5 GB into .venv-peers, never
 # a dependency of posattn; ggml's CPU backend built from source into build-ggml): its torch interop

@@ -668,26 +668,84 @@ void custom_args(const Checker &check, const CustomAttention &custom, const Call
     args.function = custom.kernel;
 }
 
-// The tensors a call's variant reads, by argument name.
-std::vector<std::pair<const Tensor *, const char *>> variant_inputs(const AttentionOptions &o) {
-    std::vector<std::pair<const Tensor *, const char *>> inputs;
-    auto add = [&](const Tensor *t, const char *name) { if (t) inputs.emplace_back(t, name); };
-    auto optional = [](const std::optional<Tensor> &t) { return t ? &*t : nullptr; };
+// What a variant's arguments are made from: the call, checked so far, and its key ranges.
+struct Call {
+    const Checker &check;
+    const AttentionOptions &o;
+    const Shape &s;
+    const CallOptions &call;
+    const Visibility &vis;
+};
+// Tensors a call reads besides q, k and v, by argument name (for the overlap checks with out).
+using Inputs = std::vector<std::pair<const Tensor *, const char *>>;
+void add(Inputs &inputs, const Tensor *t, const char *name) {
+    if (t) inputs.emplace_back(t, name);
+}
+void add(Inputs &inputs, const std::optional<Tensor> &t, const char *name) { add(inputs, t ? &*t : nullptr, name); }
+
+// Every position encoding of AttentionOptions, one row each: its option, whether a call gives it,
+// the tensors it reads, and its kernel's arguments.
+struct Variant {
+    const char *option;
+    bool (*given)(const AttentionOptions &);
+    void (*inputs)(const AttentionOptions &, Inputs &);
+    void (*args)(const Call &, EncodingArgs &);
+};
+const Variant kVariants[] = {
+    {"alibi", [](const AttentionOptions &o) { return bool(o.alibi); },
+     [](const AttentionOptions &o, Inputs &in) { add(in, &o.alibi->slopes, "alibi_slopes"); },
+     [](const Call &c, EncodingArgs &a) { alibi_args(c.check, *c.o.alibi, c.s, a); }},
+    {"t5", [](const AttentionOptions &o) { return bool(o.t5); },
+     [](const AttentionOptions &o, Inputs &in) { add(in, &o.t5->table, "t5_table"); },
+     [](const Call &c, EncodingArgs &a) { t5_args(c.check, *c.o.t5, c.s, c.o.causal, a); }},
+    {"rope", [](const AttentionOptions &o) { return bool(o.rope); },
+     [](const AttentionOptions &o, Inputs &in) { add(in, o.rope->q_positions, "q_positions"), add(in, o.rope->k_positions, "k_positions"); },
+     [](const Call &c, EncodingArgs &a) { rope_args(c.check, *c.o.rope, c.s, c.vis.starts, a); }},
+    {"shaw", [](const AttentionOptions &o) { return bool(o.shaw); },
+     [](const AttentionOptions &o, Inputs &in) { add(in, &o.shaw->rel_k, "rel_k"), add(in, &o.shaw->rel_v, "rel_v"); },
+     [](const Call &c, EncodingArgs &a) { shaw_args(c.check, *c.o.shaw, c.s, a); }},
+    {"transformer_xl", [](const AttentionOptions &o) { return bool(o.transformer_xl); },
+     [](const AttentionOptions &o, Inputs &in) {
+         const TransformerXLAttention &xl = *o.transformer_xl;
+         add(in, &xl.r, "r"), add(in, &xl.u, "u"), add(in, &xl.v_bias, "v_bias");
+     },
+     [](const Call &c, EncodingArgs &a) { transformer_xl_args(c.check, *c.o.transformer_xl, c.s, c.o.causal, c.vis, a); }},
+    {"deberta", [](const AttentionOptions &o) { return bool(o.deberta); },
+     [](const AttentionOptions &o, Inputs &in) {
+         const DebertaAttention &de = *o.deberta;
+         add(in, &de.rel_embeddings, "rel_embeddings"), add(in, de.w_key, "w_key"), add(in, de.b_key, "b_key");
+         add(in, de.w_query, "w_query"), add(in, de.b_query, "b_query");
+     },
+     [](const Call &c, EncodingArgs &a) { deberta_args(c.check, *c.o.deberta, c.s, c.call, a); }},
+    {"custom", [](const AttentionOptions &o) { return bool(o.custom); },
+     [](const AttentionOptions &o, Inputs &in) {
+         for (const auto &[name, t] : o.custom->inputs) add(in, &t, name.c_str());
+     },
+     [](const Call &c, EncodingArgs &a) { custom_args(c.check, *c.o.custom, c.call, a); }},
+};
+
+// The call's position encoding (nullptr: plain attention); more than one is an error.
+const Variant *variant_of(const Checker &check, const AttentionOptions &o) {
+    const Variant *given = nullptr;
+    std::string names;
+    int count = 0;
+    for (const Variant &v : kVariants) {
+        names += (names.empty() ? "'" : ", '") + std::string(v.option) + "'";
+        if (v.given(o)) given = &v, count++;
+    }
+    if (count > 1)
+        check.fail("arguments " + names + ": more than one given (" + std::to_string(count) +
+                   "); expected at most one position encoding");
+    return given;
+}
+
+// The tensors a call reads besides q, k and v: its masks and its variant's.
+Inputs call_inputs(const AttentionOptions &o, const Variant *variant) {
+    Inputs inputs;
     for (auto [t, name] : {std::pair{&o.key_lengths, "key_lengths"}, {&o.key_starts, "key_starts"}, {&o.mask, "mask"},
                            {&o.bias, "bias"}, {&o.q_segments, "q_segments"}, {&o.k_segments, "k_segments"}, {&o.query_lengths, "query_lengths"}})
-        add(optional(*t), name);
-    if (o.alibi) add(&o.alibi->slopes, "alibi_slopes");
-    if (o.t5) add(&o.t5->table, "t5_table");
-    if (o.rope) add(optional(o.rope->q_positions), "q_positions"), add(optional(o.rope->k_positions), "k_positions");
-    if (o.shaw) add(&o.shaw->rel_k, "rel_k"), add(&o.shaw->rel_v, "rel_v");
-    if (o.transformer_xl) add(&o.transformer_xl->r, "r"), add(&o.transformer_xl->u, "u"), add(&o.transformer_xl->v_bias, "v_bias");
-    if (const auto &de = o.deberta) {
-        add(&de->rel_embeddings, "rel_embeddings");
-        for (auto [t, name] : {std::pair{&de->w_key, "w_key"}, {&de->b_key, "b_key"}, {&de->w_query, "w_query"}, {&de->b_query, "b_query"}})
-            add(optional(*t), name);
-    }
-    if (o.custom)
-        for (const auto &[name, t] : o.custom->inputs) add(&t, name.c_str());
+        add(inputs, *t, name);
+    if (variant) variant->inputs(o, inputs);
     return inputs;
 }
 
@@ -713,11 +771,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     for (auto [input, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}}) check.disjoint(out, "out", *input, name);
     if (s.D == 0) check.fail("argument 'q' has shape " + shape_string(q.shape) + "; expected D >= 1");
     if (o.window < 0) check.fail("argument 'window' is " + std::to_string(o.window) + "; expected >= 0 (0: no window)");
-    int encodings = int(bool(o.alibi)) + int(bool(o.t5)) + int(bool(o.rope)) + int(bool(o.shaw)) +
-                    int(bool(o.transformer_xl)) + int(bool(o.deberta)) + int(bool(o.custom));
-    if (encodings > 1)
-        check.fail("arguments 'alibi', 't5', 'rope', 'shaw', 'transformer_xl', 'deberta' and 'custom': more than one given (" +
-                   std::to_string(encodings) + "); expected at most one position encoding");
+    const Variant *variant = variant_of(check, o);
+    const bool plain = variant == nullptr;
     // The kernel's int32 mask arithmetic (positions plus window or lookahead) needs Lq + Lk well
     // inside 2^31.
     if (s.Lq + s.Lk > (int64_t(1) << 30))
@@ -728,7 +783,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // query positions kept by moving the lookahead and window by the keys left out. (The
     // encodings index their terms by position and key, so they run every key.) Within a call,
     // key blocks outside a query tile's key ranges are skipped (generators/attention.h).
-    const int64_t longest = encodings ? s.Lk : vis.longest;
+    const int64_t longest = plain ? vis.longest : s.Lk;
     const int64_t left_out = s.Lk - longest;
     auto visible_keys = [&](const Tensor &t, size_t axis) { return detail::slice(t, axis, 0, longest); };
     const Tensor k_visible = visible_keys(k, 2), v_visible = visible_keys(v, 2);
@@ -739,28 +794,22 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
         for (auto [input, name] : {std::pair{&k_visible, "k"}, {&v_visible, "v"}}) check.finite_values(*input, name, call);
     };
     if (o.check_finite) check.finite_values(q, "q", call);
-    if (o.check_finite && encodings) check_keys();
+    if (o.check_finite && !plain) check_keys();
     EncodingArgs args;
-    if (o.alibi) alibi_args(check, *o.alibi, s, args);
-    if (o.t5) t5_args(check, *o.t5, s, o.causal, args);
-    if (o.rope) rope_args(check, *o.rope, s, vis.starts, args);
-    if (o.shaw) shaw_args(check, *o.shaw, s, args);
-    if (o.transformer_xl) transformer_xl_args(check, *o.transformer_xl, s, o.causal, vis, args);
-    if (o.deberta) deberta_args(check, *o.deberta, s, call, args);
-    if (o.custom) custom_args(check, *o.custom, call, args);
+    if (variant) variant->args(Call{check, o, s, call, vis}, args);
     double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
     check.finite(scale, "scale");
     // Any window >= Lk masks nothing.
     int64_t window = std::min({o.window > 0 ? o.window : INT64_MAX, args.window, s.Lk});
     // out shares no byte with the masks or a variant's inputs either.
-    for (auto [input, name] : variant_inputs(o)) check.disjoint(out, "out", *input, name);
+    for (auto [input, name] : call_inputs(o, variant)) check.disjoint(out, "out", *input, name);
     // Decoding one query with GQA: the q heads of a group see the same keys from the same
     // position, so they run as the rows of one KV head's query tile, [B, Hq, 1, ·] viewed as
     // [B, Hkv, group, ·]: K and V are read once per group and a tile computes `group` rows rather
     // than one. Plain attention only (the encodings' terms differ per q head or per query row), and
     // without a window (it masks by row position). One query sees every key, causal or not.
     const int64_t group = s.Hkv ? s.Hq / s.Hkv : 1;
-    const bool fold = s.Lq == 1 && group > 1 && encodings == 0 && window == s.Lk;
+    const bool fold = s.Lq == 1 && group > 1 && plain && window == s.Lk;
     const int64_t rows = fold ? group : s.Lq;
     // A call of a few rows per tile runs the first decode shape class whose tile holds them (one
     // tile of 1, 4 or 8 rows on CPUs), one with a window or packed segments narrower than the keys
@@ -781,8 +830,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     // float32 products past its range, whose result stands); then out gets the scratch.
     // (x86 only: the ARM build's decode kernel was seen to give a finite row for a NaN in a key it
     // read, qemu, Halide 21, 2026-12-06; there k and v are scanned first.)
-    const bool by_output = kX86 && o.check_finite && !encodings && call.device == "cpu" && decode_class && out.numel() > 0;
-    if (o.check_finite && !encodings && !by_output) check_keys();
+    const bool by_output = kX86 && o.check_finite && plain && call.device == "cpu" && decode_class && out.numel() > 0;
+    if (o.check_finite && plain && !by_output) check_keys();
     if (out.numel() == 0) return;
 
     if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (contract §0)
