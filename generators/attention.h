@@ -59,6 +59,8 @@ struct ScoreSite {
 };
 
 using IndexFunction = std::function<Halide::Expr(const ScoreSite &)>;
+// A term of the query − key offset δ = p_i − j and the q head alone.
+using OffsetFunction = std::function<Halide::Expr(const Halide::Expr &offset, const Halide::Expr &head)>;
 
 // A score term added to q'·k' before scaling: vectors · table(·, index(i, j), h), where the
 // vectors are the query rows (content-to-position: Shaw's a^K, Transformer-XL's BD, DeBERTa's
@@ -83,6 +85,10 @@ struct RelativeValue {
 struct AttentionDeclaration {
     // Added to the logit after scaling, unscaled (ALiBi, T5 buckets).
     std::vector<IndexFunction> logit_biases;
+    // The same for a bias of the offset and head alone (KERPLE's log distance): computed once per
+    // call for every offset the tiles see, then read per logit, so that its cost does not grow
+    // with Lq·Lk.
+    std::vector<OffsetFunction> offset_biases;
     std::vector<RelativeScore> relative_scores;
     std::vector<RelativeValue> relative_values;
     // Applied to q(d, i, h, b) and k(d, j, h, b) before the dot product (RoPE); identity if unset.
@@ -155,6 +161,7 @@ struct AttentionStages {
     std::vector<Halide::RDom> relative_score_groups;  // per score term: its gathered keys
     std::vector<Halide::RDom> value_groups;           // per value term: one row, then gathered keys
     Halide::Func q_transformed, k_transformed;  // defined when the declaration transforms q, k
+    Halide::Func offset_bias;  // defined with offset biases: their sum, offset_bias(δ, h)
     // What a mask and bias add to a logit, key_terms(i, jj, r, tile_row, h, b): the bias, or −inf
     // where masked; read only where `masked` (the kernels' specialization). Defined with
     // AttentionTiles::masks_per_tile.
@@ -338,6 +345,14 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     Expr logit = score * scale;
     ScoreSite site = site_of(row, j);
     for (const auto &bias : decl.logit_biases) logit += bias(site);
+    if (!decl.offset_biases.empty()) {
+        Var offset("offset");
+        Expr sum = 0.0f;
+        for (const auto &bias : decl.offset_biases) sum += bias(offset, h);
+        st.offset_bias = Func("offset_bias");
+        st.offset_bias(offset, h) = sum;
+        logit += st.offset_bias(site.query_position - j, h);
+    }
     Expr at_row = clamp(row, 0, Lq - 1);
     st.masked = keys.masked != 0;
     Expr visible = j >= keys.first(at_row, b) && j < keys.end(at_row, b) && j - site.query_position <= lookahead &&

@@ -11,12 +11,12 @@ public:
     posattn::AttentionDeclaration declaration() {
         r1.set_estimates({{0, 8}});
         r2.set_estimates({{0, 8}});
+        // A bias of the query − key offset and the head alone: computed once per call per offset.
         posattn::AttentionDeclaration decl;
-        decl.logit_biases.push_back([this](const posattn::ScoreSite &s) {
-            Expr distance = cast<float>(abs(s.query_position - s.key));
+        decl.offset_biases.push_back([this](const Expr &offset, const Expr &head) {
             // fast_log: a polynomial that vectorizes (log calls libm lane by lane), exact to all but the
             // last 5 bits of the mantissa (Halide's documentation).
-            return -r1(s.head) * fast_log(1.0f + r2(s.head) * distance);
+            return -r1(head) * fast_log(1.0f + r2(head) * abs(cast<float>(offset)));
         });
         return decl;
     }

@@ -159,6 +159,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         kt.compute_root().fuse(kh, kb, khb).parallel(khb).vectorize(kt.args()[0], p.vector_width, TailStrategy::GuardWithIf);
     }
 
+    if (st.offset_bias.defined()) {  // once per call, in parallel over heads
+        Func bias = st.offset_bias;
+        bias.compute_root().parallel(bias.args()[1]).vectorize(bias.args()[0], p.vector_width, TailStrategy::GuardWithIf);
+    }
     for (Func table : st.value_tables) table.compute_root().vectorize(table.args()[0], p.value_width, TailStrategy::RoundUp);
 
     st.state.compute_at(out, task).vectorize(d, p.value_width, TailStrategy::RoundUp);

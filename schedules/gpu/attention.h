@@ -97,6 +97,11 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         Var oo("oo"), oi("oi"), co("co"), ci("ci");
         by_offset.compute_root().gpu_tile(offset, channel, oo, co, oi, ci, 32, 8, TailStrategy::GuardWithIf).gpu_blocks(head);
     }
+    if (st.offset_bias.defined()) {  // once per call
+        Func bias = st.offset_bias;
+        Var offset = bias.args()[0], head = bias.args()[1], oo("oo"), oi("oi");
+        bias.compute_root().gpu_tile(offset, oo, oi, 64, TailStrategy::GuardWithIf).gpu_blocks(head);
+    }
     for (Func x : {st.q_transformed, st.k_transformed}) {  // once per call
         if (!x.defined()) continue;
         Var xd = x.args()[0], xj = x.args()[1], xh = x.args()[2], xb = x.args()[3];
