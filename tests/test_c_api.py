@@ -248,6 +248,37 @@ def test_masked_and_rope_attention(rng):
     assert "'layout' is 5" in last_error()
 
 
+def test_custom_attention_calls_a_kernel_by_its_argument_names(rng):
+    """posattn_attention_custom on posattn's own ALiBi kernel: the alibi call's bits; bad counts,
+    NULL names and names in posattn's space refused, naming the argument, out untouched."""
+    q, k, v = _qkv(rng)
+    slopes = reference.alibi_slopes(4).astype(np.float32)
+    args = [ctypes.byref(tensor(a)) for a in (q, k, v)]
+    options = ctypes.byref(attention_options(causal=1))
+    names = (ctypes.c_char_p * 1)(b"slopes")
+    inputs = (Tensor * 1)(tensor(slopes))
+    scalar_names, scalars = (ctypes.c_char_p * 1)(b"alibi_form"), (ctypes.c_double * 1)(0.0)
+
+    def custom(out, kernel=b"posattn_attn_alibi_f32", input_count=1, input_names=names, scalar_count=1, names_of_scalars=scalar_names):
+        return lib.posattn_attention_custom(*args, ctypes.byref(tensor(out)), options, kernel, input_count, input_names, inputs,
+                                            scalar_count, names_of_scalars, scalars)
+    out, expected = np.full(q.shape, np.nan, np.float32), np.full(q.shape, np.nan, np.float32)
+    assert custom(out) == OK, last_error()
+    assert lib.posattn_attention_alibi(*args, ctypes.byref(tensor(expected)), options, ctypes.byref(tensor(slopes)), 0) == OK
+    np.testing.assert_array_equal(out, expected)
+    out[...] = np.nan
+    for change, message in [(dict(kernel=None), "'kernel' is NULL"), (dict(input_count=-1), "'inputs': -1 given"),
+                            (dict(input_names=None), "'inputs': 1 given, with a NULL array"),
+                            (dict(scalar_count=0), "'custom.scalars' has no 'alibi_form'"),
+                            (dict(names_of_scalars=(ctypes.c_char_p * 1)(None)), "'scalar_names' is NULL")]:
+        assert custom(out, **change) == INVALID and message in last_error(), (change, last_error())
+        assert np.isnan(out).all()
+    assert lib.posattn_load_kernel(None, b"k", b"kerple_attention") == INVALID and "'path' is NULL" in last_error()
+    assert lib.posattn_load_kernel(b"/nonexistent.so", b"k", b"kerple_attention") == INVALID and "'path'" in last_error()
+    assert lib.posattn_add_kernel(b"posattn_kerple", None, None) == INVALID and "'function' is 'posattn_kerple'" in last_error()
+    assert lib.posattn_add_kernel(b"kerple_attention", None, None) == INVALID and "'argv' is null" in last_error()
+
+
 def test_unchecked_values_skip_the_scan_for_non_finite_values(rng):
     q, k, v = _qkv(rng)
     k[0, 1, 4, 3] = np.nan

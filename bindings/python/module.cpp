@@ -386,7 +386,6 @@ PYBIND11_MODULE(_posattn, m) {
     m.attr("DEFAULTS") = py::dict(
         py::arg("base") = defaults::base, py::arg("t5_bidirectional") = defaults::t5_bidirectional,
         py::arg("t5_num_buckets") = defaults::t5_num_buckets, py::arg("t5_max_distance") = defaults::t5_max_distance,
-        py::arg("deberta_position_buckets") = defaults::deberta_position_buckets,
         py::arg("deberta_max_relative_positions") = defaults::deberta_max_relative_positions,
         py::arg("floater_dt") = defaults::floater_dt, py::arg("floater_substeps") = defaults::floater_substeps,
         py::arg("schedule") = defaults::schedule, py::arg("device") = defaults::device);

@@ -605,10 +605,8 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
 
 // The DType of a kernel argument's Halide type, where posattn's tensors hold it.
 std::optional<DType> dtype_of(halide_type_t type) {
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64})
-        if (type == halide_type_t(d == DType::float32 || d == DType::float64 ? halide_type_float : halide_type_int, uint8_t(8 * dtype_size(d))))
-            return d;
-    if (type == halide_type_of<uint8_t>()) return DType::boolean;
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean})
+        if (type == detail::halide_type(d)) return d;
     return std::nullopt;
 }
 std::string type_name(halide_type_t type) {
@@ -683,6 +681,12 @@ void add(Inputs &inputs, const Tensor *t, const char *name) {
 }
 void add(Inputs &inputs, const std::optional<Tensor> &t, const char *name) { add(inputs, t ? &*t : nullptr, name); }
 
+// Whether a call gives the encoding in `member`.
+template <auto member>
+bool given(const AttentionOptions &o) {
+    return bool(o.*member);
+}
+
 // Every position encoding of AttentionOptions, one row each: its option, whether a call gives it,
 // the tensors it reads, and its kernel's arguments.
 struct Variant {
@@ -692,32 +696,32 @@ struct Variant {
     void (*args)(const Call &, EncodingArgs &);
 };
 const Variant kVariants[] = {
-    {"alibi", [](const AttentionOptions &o) { return bool(o.alibi); },
+    {"alibi", given<&AttentionOptions::alibi>,
      [](const AttentionOptions &o, Inputs &in) { add(in, &o.alibi->slopes, "alibi_slopes"); },
      [](const Call &c, EncodingArgs &a) { alibi_args(c.check, *c.o.alibi, c.s, a); }},
-    {"t5", [](const AttentionOptions &o) { return bool(o.t5); },
+    {"t5", given<&AttentionOptions::t5>,
      [](const AttentionOptions &o, Inputs &in) { add(in, &o.t5->table, "t5_table"); },
      [](const Call &c, EncodingArgs &a) { t5_args(c.check, *c.o.t5, c.s, c.o.causal, a); }},
-    {"rope", [](const AttentionOptions &o) { return bool(o.rope); },
+    {"rope", given<&AttentionOptions::rope>,
      [](const AttentionOptions &o, Inputs &in) { add(in, o.rope->q_positions, "q_positions"), add(in, o.rope->k_positions, "k_positions"); },
      [](const Call &c, EncodingArgs &a) { rope_args(c.check, *c.o.rope, c.s, c.vis.starts, a); }},
-    {"shaw", [](const AttentionOptions &o) { return bool(o.shaw); },
+    {"shaw", given<&AttentionOptions::shaw>,
      [](const AttentionOptions &o, Inputs &in) { add(in, &o.shaw->rel_k, "rel_k"), add(in, &o.shaw->rel_v, "rel_v"); },
      [](const Call &c, EncodingArgs &a) { shaw_args(c.check, *c.o.shaw, c.s, a); }},
-    {"transformer_xl", [](const AttentionOptions &o) { return bool(o.transformer_xl); },
+    {"transformer_xl", given<&AttentionOptions::transformer_xl>,
      [](const AttentionOptions &o, Inputs &in) {
          const TransformerXLAttention &xl = *o.transformer_xl;
          add(in, &xl.r, "r"), add(in, &xl.u, "u"), add(in, &xl.v_bias, "v_bias");
      },
      [](const Call &c, EncodingArgs &a) { transformer_xl_args(c.check, *c.o.transformer_xl, c.s, c.o.causal, c.vis, a); }},
-    {"deberta", [](const AttentionOptions &o) { return bool(o.deberta); },
+    {"deberta", given<&AttentionOptions::deberta>,
      [](const AttentionOptions &o, Inputs &in) {
          const DebertaAttention &de = *o.deberta;
          add(in, &de.rel_embeddings, "rel_embeddings"), add(in, de.w_key, "w_key"), add(in, de.b_key, "b_key");
          add(in, de.w_query, "w_query"), add(in, de.b_query, "b_query");
      },
      [](const Call &c, EncodingArgs &a) { deberta_args(c.check, *c.o.deberta, c.s, c.call, a); }},
-    {"custom", [](const AttentionOptions &o) { return bool(o.custom); },
+    {"custom", given<&AttentionOptions::custom>,
      [](const AttentionOptions &o, Inputs &in) {
          for (const auto &[name, t] : o.custom->inputs) add(in, &t, name.c_str());
      },

@@ -124,7 +124,7 @@ posattn::RopeLayout rope_layout(int32_t layout) {
     return layout == POSATTN_ROPE_GPTJ ? posattn::RopeLayout::gptj : posattn::RopeLayout::neox;
 }
 
-// The options of the attention calls that take scale, causal and key lengths as arguments.
+// A C options struct as the C++ one (NULL: the defaults).
 posattn::AttentionOptions attention_options(const posattn_attention_options *c) {
     posattn_attention_options defaults;
     posattn_attention_options_init(&defaults);

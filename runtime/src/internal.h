@@ -68,6 +68,9 @@ extern const char kCpuFamily[];
 // The family of the kernels a device runs: kCpuFamily for "cpu", else the device's own name.
 inline std::string_view family_of(const std::string &device) { return device == "cpu" ? std::string_view(kCpuFamily) : std::string_view(device); }
 
+// The Halide type of a tensor's elements (DType::boolean: uint8).
+halide_type_t halide_type(DType dtype);
+
 // The largest rank of a tensor the runtime takes (its views of them are held inline).
 constexpr size_t kMaxRank = 8;
 

@@ -125,8 +125,10 @@ std::string read_file(const std::string &path) {
 // The cache key of a kernel: the generator's content (read once per binary), the Halide version,
 // the generator, its target and params.
 std::string cache_key(const std::string &binary, const std::vector<std::string> &arguments) {
-    static std::unordered_map<std::string, std::string> contents;
-    std::string text = contents.try_emplace(binary, read_file(binary)).first->second;
+    static std::unordered_map<std::string, std::string> contents;  // (under jit_mutex)
+    auto known = contents.find(binary);
+    if (known == contents.end()) known = contents.emplace(binary, read_file(binary)).first;
+    std::string text = known->second;
     text += "\nhalide " + std::to_string(HALIDE_VERSION_MAJOR) + "." + std::to_string(HALIDE_VERSION_MINOR) + "." +
             std::to_string(HALIDE_VERSION_PATCH);
     for (const std::string &arg : arguments) text += "\n" + arg;

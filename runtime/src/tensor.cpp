@@ -411,6 +411,13 @@ Tensor Strided::tensor() const {
     return Tensor{data, dtype, {shape.begin(), shape.begin() + rank}, {strides.begin(), strides.begin() + rank}, memory};
 }
 
+halide_type_t halide_type(DType dtype) {
+    static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
+                                          halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
+                                          halide_type_t(halide_type_uint, 8)};
+    return types[int(dtype)];
+}
+
 HalideView::HalideView(const Strided &t, bool output, std::optional<Layout> pairs) : output_(output) {
     void *data = t.data;
     const bool unit_inner_stride = t.rank == 0 || t.shape[t.rank - 1] <= 1 || t.strides[t.rank - 1] == 1;
@@ -441,11 +448,8 @@ HalideView::HalideView(const Strided &t, bool output, std::optional<Layout> pair
         dims_[0] = halide_dimension_t(0, count, interleaved ? 2 : 1);
         dims_[1] = halide_dimension_t(0, 2, interleaved ? 1 : count);
     }
-    static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
-                                          halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
-                                          halide_type_t(halide_type_uint, 8)};
     buffer_.host = static_cast<uint8_t *>(data);
-    buffer_.type = types[int(t.dtype)];
+    buffer_.type = halide_type(t.dtype);
     buffer_.dimensions = int32_t(dims);
     buffer_.dim = dims_.data();
 }
