@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 
+import ml_dtypes
 import numpy as np
 
 import posattn
@@ -500,34 +501,79 @@ def mask_benches(rng, sets, small, out, eager):
     ]
 
 
-def decode_bench(rng, Hq=32, check_finite=True):
+def decode_bench(rng, Hq=32, check_finite=True, dtype=np.float32):
     """Decoding one token: q [1, Hq, 1, 128] over a 4096-key cache of 8 KV heads. With GQA (Hq 32)
     the runtime runs one 4-row tile per KV head with plain attention's decode shape class, without
     (Hq 8) a one-row tile with its decode1 class, with groups of 8 (Hq 64) an 8-row tile with its
     decode8 class (runtime/src/attention.cpp): the shapes the tuner times those classes on (the
     first of each). Memory-bound: its work is the bytes of K and V, read once by the kernel, and
-    once more by the NaN/Inf scan unless check_finite=False."""
+    once more by the NaN/Inf scan unless check_finite=False. dtype: of q, the cache and out (a
+    float16 or bfloat16 cache is half the bytes); NumPy's eager form computes in float32."""
     Hkv, Lk, D = 8, 4096, 128
-    q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32)
-    caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32) for _ in range(2)], 2)
-    out = np.empty((1, Hq, 1, D), np.float32)
+    q = rng.standard_normal((1, Hq, 1, D), dtype=np.float32).astype(dtype)
+    caches = rotating(lambda: [rng.standard_normal((1, Hkv, Lk, D), dtype=np.float32).astype(dtype) for _ in range(2)], 2)
+    out = np.empty((1, Hq, 1, D), dtype)
     # Checked on head sizes of whole 16-channel vectors and not (the schedule's two q·k forms).
-    smalls = [[rng.standard_normal(shape, dtype=np.float32) for shape in ((2, Hq // 4, 1, D), (2, 2, 300, D), (2, 2, 300, D))]
+    smalls = [[rng.standard_normal(shape, dtype=np.float32).astype(dtype) for shape in ((2, Hq // 4, 1, D), (2, 2, 300, D), (2, 2, 300, D))]
               for D in (40, 64)]
 
     def eager(k, v):  # HF's repeat_kv, then materialized scores
-        k, v = (np.repeat(x, Hq // Hkv, axis=1) for x in (k, v))
+        k, v = (np.repeat(x.astype(np.float32), Hq // Hkv, axis=1) for x in (k, v))
         s = (q @ k.transpose(0, 1, 3, 2)) * np.float32(1 / np.sqrt(D))
         s = np.exp(s - s.max(axis=-1, keepdims=True))
         return (s / s.sum(axis=-1, keepdims=True)) @ v
 
     name = {1: "posattn_attn_plain_f32_decode1[mha]", 4: f"posattn_attn_plain_f32_decode[gqa{'' if check_finite else ',unchecked'}]",
-            8: "posattn_attn_plain_f32_decode8[gqa8]"}[Hq // Hkv]
-    return Bench(name, 2 * Hkv * Lk * D * 4, "GB/s",
+            8: "posattn_attn_plain_f32_decode8[gqa8]"}[Hq // Hkv].replace("_f32", "_" + STORAGE_SUFFIX[np.dtype(dtype)])
+    return Bench(name, 2 * Hkv * Lk * D * np.dtype(dtype).itemsize, "GB/s",
                  lambda r, s: posattn.attention(q, *caches[r % 2], causal=True, check_finite=check_finite, out=out, **s),
                  lambda r: eager(*caches[r % 2]),
                  lambda s: max(float(np.abs(posattn.attention(*small, causal=True, **s)
                                             - reference.attention(*small, causal=True)).max()) for small in smalls))
+
+
+STORAGE_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(ml_dtypes.bfloat16): "bf16"}
+
+
+def storage_benches(rng):
+    """The float16 and bfloat16 kernels (contract §15) on the float32 rows' shapes: a GQA decode
+    step, causal prefill, RoPE and the x + PE forms (half the bytes of float32). Their "eager"
+    column is what one ran without them: the inputs widened to float32 and posattn's float32
+    kernel (the decode row: HF's eager form, as its float32 row)."""
+    (B, S, D), L = ENCODING_SHAPE, 2048
+    benches = []
+    for dtype in (np.float16, ml_dtypes.bfloat16):
+        suffix, size = STORAGE_SUFFIX[np.dtype(dtype)], np.dtype(dtype).itemsize
+        benches.append(decode_bench(rng, dtype=dtype))
+        qkv = rotating(lambda: [rng.standard_normal((1, 8, L, 64), dtype=np.float32).astype(dtype) for _ in range(3)], 2)
+        out = np.empty((1, 8, L, 64), dtype)
+        small = [rng.standard_normal((1, 8, 300, 64), dtype=np.float32).astype(dtype) for _ in range(3)]
+        benches.append(Bench(
+            f"posattn_attn_plain_{suffix}_causal", 4.0 * 8 * L * L * 64 * 0.5, "GFLOP/s",
+            lambda r, s, qkv=qkv, out=out: posattn.attention(*qkv[r % 2], causal=True, out=out, **s),
+            lambda r, qkv=qkv: posattn.attention(*(a.astype(np.float32) for a in qkv[r % 2]), causal=True),
+            lambda s, small=small: float(np.abs(posattn.attention(*small, causal=True, **s).astype(np.float64)
+                                                - reference.attention(*small, causal=True)).max())))
+        x = rotating(lambda: rng.standard_normal((2, 32, 4096, 128), dtype=np.float32).astype(dtype), 2)
+        x_out = np.empty((2, 32, 4096, 128), dtype)
+        benches.append(Bench(
+            f"posattn_rope_{suffix}", 2 * size * x_out.size, "GB/s",
+            lambda r, s, x=x, out=x_out: posattn.rope(x[r % 2], out=out, **s),
+            lambda r, x=x: posattn.rope(x[r % 2].astype(np.float32)),
+            lambda s, small=small[0]: float(np.abs(posattn.rope(small, **s).astype(np.float64)
+                                                   - posattn.rope(small.astype(np.float32))).max())))
+        xs = rotating(lambda: rng.standard_normal((B, S, D), dtype=np.float32).astype(dtype), 2)
+        positions = [rng.integers(0, 8000, size=(B, S)).astype(np.int32) for _ in range(2)]
+        add_out = np.empty((B, S, D), dtype)
+        for kind in ("sinusoidal", "integer", "normalized", "binary", "sin_only"):
+            benches.append(Bench(
+                f"posattn_{kind}_add_{suffix}", 2 * size * add_out.size, "GB/s",
+                lambda r, s, fn=kind + "_add", xs=xs, out=add_out: getattr(posattn, fn)(xs[r % 2], positions[r % 2], out=out, **s),
+                lambda r, fn=kind + "_add", xs=xs: getattr(posattn, fn)(xs[r % 2].astype(np.float32), positions[r % 2]),
+                lambda s, fn=kind + "_add", x=small[0][0]: float(np.abs(
+                    getattr(posattn, fn)(x, positions[0][0, :300], **s).astype(np.float64)
+                    - getattr(posattn, fn)(x.astype(np.float32), positions[0][0, :300])).max())))
+    return benches
 
 
 def baseline(bench):
@@ -636,7 +682,7 @@ def agreement(bench, schedule):
 
 def all_benches(rng):
     return (encoding_benches(rng) + complex_order_benches(rng) + rope_benches(rng) + alibi_benches(rng)
-            + linear_benches(rng) + floater_benches(rng) + attention_benches(rng))
+            + linear_benches(rng) + floater_benches(rng) + attention_benches(rng) + storage_benches(rng))
 
 
 class Resident:

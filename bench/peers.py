@@ -102,6 +102,19 @@ def attention_case(rng, B, Hq, Hkv, Lq, Lk, Dh, causal, name=None):
                 lambda: posattn.attention(q, k, v, causal=causal, out=out))
 
 
+def storage_attention_case(rng, dtype, B, Hq, Hkv, Lq, Lk, Dh, causal, name):
+    """Attention on torch tensors of a 16-bit dtype (bfloat16, float16) as a model holds them:
+    posattn takes and returns them (through DLPack), torch's SDPA runs in that dtype."""
+    tq = torch.from_numpy(rng.standard_normal((B, Hq, Lq, Dh), dtype=np.float32)).to(dtype)
+    tk, tv = (torch.from_numpy(rng.standard_normal((B, Hkv, Lk, Dh), dtype=np.float32)).to(dtype) for _ in range(2))
+    out = torch.empty((B, Hq, Lq, Dh), dtype=dtype)
+    sdpa = lambda: torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=causal, enable_gqa=Hq != Hkv)
+    pairs = Lq * Lk / 2 if causal and Lq == Lk else Lq * Lk
+    # (torch's bfloat16 SDPA rounds its intermediates to bfloat16; posattn's keep float32: 2^-7 apart.)
+    return Case(name, 4 * B * Hq * pairs * Dh, lambda: posattn.attention(tq, tk, tv, causal=causal), {"torch SDPA": sdpa},
+                lambda: posattn.attention(tq, tk, tv, causal=causal, out=out), atol=2**-6)
+
+
 def rope_case(rng, shape=(2, 32, 4096, 128)):
     """RoPE of q as HF's apply_rotary_pos_emb runs it: cos and sin of every position precomputed
     (the model's rotary embedding), then q·cos + rotate_half(q)·sin."""
@@ -145,13 +158,21 @@ def cases(rng, quick):
         yield attention_case(rng, 1, Hq, 8, 1, 4096, 128, False, f"decode GQA {Hq}/8 [1, {Hq}, 1, 128] x 4096 keys")
     yield rope_case(rng)
     yield sinusoidal_add_case(rng)
+    for dtype, short in ((torch.bfloat16, "bf16"), (torch.float16, "f16")):
+        yield storage_attention_case(rng, dtype, 1, H, H, 2048, 2048, 64, True, f"{short} attention B1 H8 L2048 D64 causal")
+        yield storage_attention_case(rng, dtype, 1, 32, 8, 1, 4096, 128, False, f"{short} decode GQA 32/8 [1, 32, 1, 128] x 4096 keys")
+
+
+def _float32(result):
+    """A result as a float32 NumPy array (a 16-bit torch tensor widened)."""
+    return result.float().numpy() if isinstance(result, torch.Tensor) else np.asarray(result, np.float32)
 
 
 def agree(case):
     """Each peer's result against posattn's (the same computation, up to float32 rounding)."""
-    expected = np.asarray(case.posattn())
+    expected = _float32(case.posattn())
     for name, call in case.peers.items():
-        got = np.asarray(call())
+        got = _float32(call())
         if got.shape != expected.shape or not np.allclose(got, expected, rtol=1e-3, atol=case.atol):
             raise SystemExit(f"peers: {name} disagrees with posattn on {case.name}: max |diff| "
                              f"{np.max(np.abs(got - expected)) if got.shape == expected.shape else got.shape}")
@@ -190,6 +211,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help="a few shapes (a smoke run)")
+    parser.add_argument("--only", default="", help="the cases whose name contains this text")
     args = parser.parse_args()
     posattn.set_num_threads(THREADS)
     torch.set_num_threads(THREADS)
@@ -202,6 +224,8 @@ def main():
     print("|---|---|---|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(0)
     for case in cases(rng, args.quick):
+        if args.only not in case.name:
+            continue
         agree(case)
         times, ratios = measure(case, args.rounds)
         def cell(prefix):

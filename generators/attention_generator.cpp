@@ -165,6 +165,7 @@ const std::map<std::string, Variant> kVariants{{"plain", plain}, {"alibi", alibi
 }  // namespace
 
 void Attention::configure() {
+    AttentionGenerator<Attention>::configure();
     auto found = kVariants.find(variant);
     if (found == kVariants.end()) {
         std::string known;

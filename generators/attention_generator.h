@@ -28,6 +28,7 @@
 #include "attention.h"
 #include "schedules/attention.h"
 #include "schedules/gpu/vulkan_modes.h"
+#include "storage.h"
 
 namespace posattn {
 
@@ -42,10 +43,13 @@ public:
     Halide::GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
     // "", "decode1", "decode", "decode8" or "window": schedules/attention.h
     Halide::GeneratorParam<std::string> shape_class{"shape_class", ""};
+    // The storage of q, k and v (generators/storage.h), and of out unless out_dtype names another.
+    Halide::GeneratorParam<Halide::Type> dtype{"dtype", Halide::Float(32)};
+    Halide::GeneratorParam<std::string> out_dtype{"out_dtype", ""};
 
     // q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] with any strides of the outer
     // dimensions; Hq a multiple of Hkv (GQA/MQA).
-    In<Buf<float>> q{"q"}, k{"k"}, v{"v"};
+    In<Buf<void>> q{"q"}, k{"k"}, v{"v"};
     // [B, Lq]: query row i of batch b sees keys [key_first, key_end) at most, and KeyMasks' from,
     // until (generators/attention.h); the runtime makes them from key lengths and starts,
     // segments and query lengths.
@@ -58,7 +62,15 @@ public:
     // A query at position p sees keys j with j ≤ p + lookahead (0: causal) and p − j < window. Ints
     // rather than a bool flag: Halide 21's SPIR-V cannot pass a hoisted bool to a kernel.
     In<int32_t> lookahead{"lookahead"}, window{"window"};
-    Halide::GeneratorOutput<Buf<float>> out{"out"};  // [B, Hq, Lq, Dv]
+    Halide::GeneratorOutput<Buf<void>> out{"out"};  // [B, Hq, Lq, Dv]
+
+    // A variant's own configure() calls this first.
+    void configure() {
+        const Halide::Type stored = storage_type(dtype);
+        for (auto *input : {&q, &k, &v}) input->set_type(stored);
+        out_type_ = out_dtype.value().empty() ? stored : storage_type(out_dtype.value());
+        out.set_type(out_type_);
+    }
 
     // Defaults for a variant that adds nothing (plain attention) and has no mode.
     AttentionDeclaration declaration() { return {}; }
@@ -68,10 +80,11 @@ public:
         using namespace Halide;
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
-        stages_ = define_attention(self().declaration(), attention_tiles(this->get_target(), schedule_params, shape_class), q, k, v,
+        stages_ = define_attention(self().declaration(), attention_tiles(this->get_target(), schedule_params, shape_class),
+                                   widened(q), widened(k), widened(v),
                                    D, Dv, Lq, Lk, group, KeyMasks{key_first, key_end, keys_from, keys_until, mask, bias, masked},
                                    scale, lookahead, window);
-        out(stages_.d, stages_.i, stages_.h, stages_.b) = stages_.out(stages_.d, stages_.i, stages_.h, stages_.b);
+        out(stages_.d, stages_.i, stages_.h, stages_.b) = Halide::cast(out_type_, stages_.out(stages_.d, stages_.i, stages_.h, stages_.b));
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
         for (int dim = 0; dim < 4; dim++) out.dim(dim).set_min(0);
         set_estimates();
@@ -115,6 +128,7 @@ private:
     }
 
     AttentionStages stages_;
+    Halide::Type out_type_;
 };
 
 }  // namespace posattn

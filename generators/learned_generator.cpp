@@ -3,6 +3,7 @@
 // table before the kernel runs; the clamp below only tells bounds inference the table's extent.
 #include "Halide.h"
 #include "schedules/encodings.h"
+#include "storage.h"
 
 namespace posattn {
 
@@ -12,21 +13,26 @@ class Learned : public Generator<Learned> {
 public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+    GeneratorParam<Type> dtype{"dtype", Float(32)};  // of table, x and out (storage.h)
 
-    Input<Buffer<float, 2>> table{"table"};            // [V, D]
+    Input<Buffer<void, 2>> table{"table"};             // [V, D]
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, S]
     Input<int32_t> offset{"offset"};
-    Input<Buffer<float, 3>> *x = nullptr;  // [B, S, D], fused form only
-    Output<Buffer<float, 3>> out{"out"};  // [B, S, D]
+    Input<Buffer<>> *x = nullptr;         // [B, S, D], fused form only
+    Output<Buffer<void, 3>> out{"out"};  // [B, S, D]
 
     void configure() {
-        if (fused) x = add_input<Buffer<float, 3>>("x");
+        const Type stored = storage_type(dtype);
+        table.set_type(stored);
+        out.set_type(stored);
+        if (fused) x = add_input<Buffer<>>("x", stored, 3);
     }
 
     void generate() {
         Expr row = clamp(positions(s, b) + offset, 0, table.dim(1).extent() - 1);
         Expr pe = table(c, row);
-        out(c, s, b) = fused ? (*x)(c, s, b) + pe : pe;
+        // (A gather copies the stored value; x + table[·] is one float32 add, rounded on store.)
+        out(c, s, b) = fused ? cast(dtype, widened((*x)(c, s, b)) + widened(pe)) : pe;
 
         table.set_estimates({{0, 1024}, {0, 8192}});
         positions.set_estimates({{0, 4096}, {0, 8}});

@@ -8,6 +8,7 @@
 #include "Halide.h"
 #include "rope.h"
 #include "schedules/rope.h"
+#include "storage.h"
 
 namespace posattn {
 
@@ -17,25 +18,29 @@ class Rope : public Generator<Rope> {
 public:
     GeneratorParam<bool> partial{"partial", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
+    GeneratorParam<Type> dtype{"dtype", Float(32)};  // of x and out (storage.h)
 
-    Input<Buffer<float, 5>> x{"x"};                  // pair view of x[..., :r]
+    Input<Buffer<void, 5>> x{"x"};                   // pair view of x[..., :r]
     Input<Buffer<int32_t, 2>> positions{"positions"};  // [B, L]
     Input<Buffer<int32_t, 2>> turns{"turns"};        // inv_freq/2π, [2, r/2]: trig.h fixed_point_turn
     Input<double> attention_factor{"attention_factor"};
-    Output<Buffer<float, 5>> out{"out"};             // pair view of out[..., :r]
-    Input<Buffer<float, 4>> *x_pass = nullptr;       // x[..., r:], partial only
-    Output<Buffer<float, 4>> *out_pass = nullptr;    // out[..., r:], partial only
+    Output<Buffer<void, 5>> out{"out"};              // pair view of out[..., :r]
+    Input<Buffer<>> *x_pass = nullptr;               // x[..., r:] (rank 4), partial only
+    Output<Buffer<>> *out_pass = nullptr;            // out[..., r:] (rank 4), partial only
 
     void configure() {
+        const Type stored = storage_type(dtype);
+        x.set_type(stored);
+        out.set_type(stored);
         if (!partial) return;
-        x_pass = add_input<Buffer<float, 4>>("x_pass");
-        out_pass = add_output<Buffer<float, 4>>("out_pass");
+        x_pass = add_input<Buffer<>>("x_pass", stored, 4);
+        out_pass = add_output<Buffer<>>("out_pass", stored, 4);
     }
 
     void generate() {
         cos_sin(i, l, b) = rope_cos_sin(positions(l, b), turns(i, 0), turns(i, 1), attention_factor);
-        rotated(i, l, h, b) = rope_rotate(x(i, 0, l, h, b), x(i, 1, l, h, b), cos_sin(i, l, b));
-        out(i, m, l, h, b) = select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]);
+        rotated(i, l, h, b) = rope_rotate(widened(x(i, 0, l, h, b)), widened(x(i, 1, l, h, b)), cos_sin(i, l, b));
+        out(i, m, l, h, b) = cast(dtype, select(m == 0, rotated(i, l, h, b)[0], rotated(i, l, h, b)[1]));
         if (partial) (*out_pass)(c, l, h, b) = (*x_pass)(c, l, h, b);
 
         positions.set_estimates({{0, 2048}, {0, 1}});

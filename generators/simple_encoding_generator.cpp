@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "Halide.h"
+#include "storage.h"
 #include "schedules/encodings.h"
 #include "schedules/gpu/vulkan_modes.h"
 #include "trig.h"
@@ -29,6 +30,7 @@ public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
     GeneratorParam<bool> row_tiles{"row_tiles", false};  // schedules/encodings.h (sin_only's x + PE form)
+    GeneratorParam<Type> dtype{"dtype", Float(32)};  // of x and out (storage.h)
 
     // Added by configure() for the kinds and forms that take them:
     Input<Buffer<int32_t, 2>> *positions = nullptr;    // [B, S], all but sin_only
@@ -37,10 +39,11 @@ public:
     Input<Buffer<int32_t, 2>> *turns = nullptr;        // sin_only: [2, d]
     Input<int32_t> *low_bits = nullptr, *high_first = nullptr, *high_rows = nullptr, *fine_bits = nullptr;  // sin_only: PositionSplit
     Input<Buffer<int32_t, 2>> *rows = nullptr;         // sin_only: (s, b, high, low) per row, trig.h OrderedRows
-    Input<Buffer<float, 3>> *x = nullptr;              // [B, S, D], fused form only
-    Output<Buffer<float, 3>> out{"out"};               // [B, S, D]
+    Input<Buffer<>> *x = nullptr;                      // [B, S, D], fused form only
+    Output<Buffer<void, 3>> out{"out"};                // [B, S, D]
 
     void configure() {
+        out.set_type(storage_type(dtype));
         if (kind == "normalized") {
             inv_length = add_input<Buffer<double, 1>>("inv_length");
         } else if (kind == "binary") {
@@ -58,7 +61,7 @@ public:
                                "'; expected integer, normalized, binary or sin_only");
         }
         if (kind != "sin_only") positions = add_input<Buffer<int32_t, 2>>("positions");
-        if (fused) x = add_input<Buffer<float, 3>>("x");
+        if (fused) x = add_input<Buffer<>>("x", dtype, 3);
     }
 
     void generate() {
@@ -86,7 +89,7 @@ public:
                 Expr from_tables = split().from_tables(tables, c, row, ordered->high_of(n), ordered->low_of(n), sin_cos)[0];
                 pe = select(split().uses_tables(), from_tables, sin_of_turns(turn(p)));
             }
-            return fused ? (*x)(c, row_s, row_b) + pe : pe;
+            return cast(dtype, fused ? widened((*x)(c, row_s, row_b)) + pe : pe);
         };
         if (ordered) {
             ordered->write(out, {c}, value_of_row, get_target().has_gpu_feature());

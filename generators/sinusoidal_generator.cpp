@@ -13,6 +13,7 @@
 // of each of two tables, themselves evaluated as above. Rows run in the runtime's order, each
 // with its position's parts (trig.h OrderedRows); the positions themselves are the runtime's.
 #include "Halide.h"
+#include "storage.h"
 #include "schedules/encodings.h"
 #include "trig.h"
 
@@ -25,15 +26,17 @@ public:
     GeneratorParam<bool> fused{"fused", false};
     GeneratorParam<std::string> schedule_params{"schedule_params", ""};  // schedules/params.h
     GeneratorParam<bool> row_tiles{"row_tiles", false};  // schedules/encodings.h (the x + PE form)
+    GeneratorParam<Type> dtype{"dtype", Float(32)};  // of x and out (storage.h)
 
     Input<Buffer<int32_t, 2>> rows{"rows"};  // (s, b, high, low) of each row, in the order to compute them: trig.h OrderedRows
     Input<Buffer<int32_t, 2>> turns{"turns"};  // ω_i/2π, [2, d'/2]: trig.h fixed_point_turn
     Input<int32_t> low_bits{"low_bits"}, high_first{"high_first"}, high_rows{"high_rows"}, fine_bits{"fine_bits"};  // PositionSplit
-    Input<Buffer<float, 4>> *x = nullptr;  // pair view of [B, S, D], fused form only
-    Output<Buffer<float, 4>> out{"out"};   // pair view of [B, S, D]
+    Input<Buffer<>> *x = nullptr;         // pair view of [B, S, D] (rank 4), fused form only
+    Output<Buffer<void, 4>> out{"out"};   // pair view of [B, S, D]
 
     void configure() {
-        if (fused) x = add_input<Buffer<float, 4>>("x");
+        out.set_type(storage_type(dtype));
+        if (fused) x = add_input<Buffer<>>("x", dtype, 4);
     }
 
     void generate() {
@@ -48,7 +51,7 @@ public:
                                     sin_cos(split().position(high, low)));
         auto value_of_row = [&](Expr row) {
             Expr pe = select(m == 0, pair_sin_cos(i, row)[0], pair_sin_cos(i, row)[1]);
-            return fused ? (*x)(i, m, ordered.s_of(row), ordered.b_of(row)) + pe : pe;
+            return cast(dtype, fused ? widened((*x)(i, m, ordered.s_of(row), ordered.b_of(row))) + pe : pe);
         };
         ordered.write(out, {i, m}, value_of_row, get_target().has_gpu_feature());
 

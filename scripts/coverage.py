@@ -9,6 +9,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "cmake"))
+import manifest  # noqa: E402 (cmake/manifest.py: a kernel per storage dtype)
 # backend: (the build whose leg ran it, the family its kernels report)
 BACKENDS = {
     "x86": ("build", "x86"),
@@ -25,7 +27,7 @@ BACKENDS = {
 
 
 def main():
-    kernels = json.loads((ROOT / "kernels.json").read_text())["kernels"]
+    kernels = manifest.kernels()
     legs = {}
     for build in {b for b, _ in BACKENDS.values()}:
         path = ROOT / build / "harness.json"

@@ -25,17 +25,19 @@ fi
 # Python environment.
 "$root/scripts/venv.sh" "$venv" "$root/scripts/requirements.txt"
 
-# NumPy for the ARM leg's Python (tests under qemu): PyPI's aarch64 wheel of the pinned version,
-# unpacked beside the host environment; pure-Python packages (pytest) come from .venv itself.
-numpy_pin=$(grep '^numpy==' "$root/scripts/requirements.txt")
+# NumPy and ml_dtypes (bfloat16 arrays) for the ARM leg's Python (tests under qemu): PyPI's aarch64
+# wheels of the pinned versions, unpacked beside the host environment; pure-Python packages
+# (pytest) come from .venv itself.
+arm_pins=$(grep -E '^(numpy|ml-dtypes)==' "$root/scripts/requirements.txt")
 arm_site="$root/.venv/arm64-site-packages"
-if ! cmp -s <(echo "$numpy_pin") "$arm_site/.requirements" 2>/dev/null; then
-  echo "setup: fetching $numpy_pin for aarch64"
+if ! cmp -s <(echo "$arm_pins") "$arm_site/.requirements" 2>/dev/null; then
+  echo "setup: fetching" $arm_pins "for aarch64"
   rm -rf "$arm_site" && mkdir -p "$arm_site"
   wheels=$(mktemp -d)
+  # shellcheck disable=SC2086 (one argument per pin)
   "$venv/bin/pip" download -q --disable-pip-version-check --only-binary=:all: --no-deps --implementation cp \
-    --python-version 3.11 --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 "$numpy_pin" -d "$wheels"
-  "$venv/bin/python" -m zipfile -e "$wheels"/numpy-*.whl "$arm_site"
+    --python-version 3.11 --platform manylinux_2_28_aarch64 --platform manylinux_2_17_aarch64 $arm_pins -d "$wheels"
+  for wheel in "$wheels"/*.whl; do "$venv/bin/python" -m zipfile -e "$wheel" "$arm_site"; done
   rm -rf "$wheels"
-  echo "$numpy_pin" > "$arm_site/.requirements"
+  echo "$arm_pins" > "$arm_site/.requirements"
 fi

@@ -5,6 +5,7 @@ import numpy as np
 import posattn
 from posattn import reference
 from harness import Case, poisoned
+from storage import twins
 
 # Tolerances (absolute + relative to |expected|), per kernel:
 # - sinusoidal: the angle p·ω is reduced in float64, so the error does not grow with the position;
@@ -727,12 +728,15 @@ def linear_cases():
     return cases
 
 
-def all_cases():
-    return (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
-            + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
-            + linear_cases() + attention_cases() + alibi_attention_cases() + t5_attention_cases()
-            + rope_attention_cases() + shaw_attention_cases() + transformer_xl_attention_cases()
-            + deberta_attention_cases() + masked_attention_cases())
+def all_cases(built=()):
+    """Every case, and the float16 and bfloat16 twins (tests/storage.py) of those whose kernel has
+    an instance of that type among `built` functions."""
+    cases = (sinusoidal_cases() + sinusoidal_add_cases() + learned_cases(False) + learned_cases(True)
+             + simple_cases() + complex_order_cases() + floater_cases() + rope_cases() + alibi_cases()
+             + linear_cases() + attention_cases() + alibi_attention_cases() + t5_attention_cases()
+             + rope_attention_cases() + shaw_attention_cases() + transformer_xl_attention_cases()
+             + deberta_attention_cases() + masked_attention_cases())
+    return cases + twins(cases, set(built))
 
 
 # Masks, biases, left padding, packed segments and padded queries (posattn.attention's mask, bias,

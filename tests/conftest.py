@@ -17,6 +17,8 @@ BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 # scripts/test_sanitized.sh) the same built with ASan + UBSan in <build>/sanitized/.
 LIBRARY_DIR = BUILD / "sanitized" if os.environ.get("POSATTN_SANITIZED") == "1" else BUILD
 sys.path.insert(0, str(LIBRARY_DIR / "python"))
+sys.path.insert(0, str(ROOT / "cmake"))
+import manifest as _manifest  # noqa: E402 (cmake/manifest.py)
 # A build for this host (not a cross build, scripts/build_arm.sh) has the GPU kernels, and its
 # autoscheduled baselines where configured with POSATTN_BASELINES=ON (make bench).
 _CACHE = (BUILD / "CMakeCache.txt").read_text()
@@ -55,7 +57,8 @@ def rng(request):
 
 
 def manifest():
-    return json.loads((ROOT / "kernels.json").read_text())["kernels"]
+    """kernels.json's kernels, a kernel per storage dtype (cmake/manifest.py)."""
+    return _manifest.kernels()
 
 
 def manifest_functions():

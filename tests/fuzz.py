@@ -26,12 +26,14 @@ import subprocess
 import sys
 import time
 
+import ml_dtypes
 import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from conftest import LIBRARY_DIR  # noqa: E402,F401 (puts the build's posattn on the path)
 import posattn  # noqa: E402
 from posattn import reference  # noqa: E402
+from storage import STORAGE  # noqa: E402
 
 F32 = np.float32
 
@@ -241,7 +243,8 @@ def m_rank(rng, kw):
 def m_dtype(rng, kw):
     name = _pick(rng, _arrays(kw))
     if name:
-        kw[name] = kw[name].astype(rng.choice([np.float64, np.float16, np.int64, np.int8, np.uint32, np.bool_, np.complex64]))
+        kw[name] = kw[name].astype(rng.choice([np.float64, np.float16, ml_dtypes.bfloat16, np.int64, np.int8, np.uint32, np.bool_,
+                                               np.complex64]))
 
 
 def m_empty(rng, kw):
@@ -381,6 +384,9 @@ def check_call(name, kwargs, expected, atol, rtol):
             if np.size(got) == 0:  # (the reference takes no empty input everywhere)
                 return "ok"
             return f"the reference refused a call posattn ran: {type(e).__name__}: {e}"
+        storage = next((s for s in STORAGE if s.dtype == got.dtype), None)  # a float16 or bfloat16 result: one more rounding
+        if storage:
+            atol, rtol = atol + storage.subnormal, rtol + storage.roundoff
         got = np.asarray(got, dtype=np.float64)
         if got.shape != np.shape(want):
             return f"shape {got.shape}, expected {np.shape(want)}"
@@ -388,7 +394,8 @@ def check_call(name, kwargs, expected, atol, rtol):
             atol *= max(1.0, float(np.nanmax(np.abs(before[SCALED_BY_INPUT[name]]))))
         bound = atol + rtol * np.abs(want)
         # (a float64 value past float32's range is rightly float32's infinity)
-        overflow = np.isinf(got) & (np.abs(want) > np.finfo(F32).max) & (np.sign(got) == np.sign(want))
+        largest = float(ml_dtypes.finfo(storage.dtype).max) if storage else np.finfo(F32).max
+        overflow = np.isinf(got) & (np.abs(want) > largest) & (np.sign(got) == np.sign(want))
         bad = ~((np.abs(got - want) <= bound) | (np.isnan(got) & np.isnan(want)) | (got == want) | overflow)
         if bad.any():
             return f"values off by up to {np.nanmax(np.abs(got - want)):.3g}"

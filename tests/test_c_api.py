@@ -2,6 +2,7 @@
 that happen before any memory is touched (NULL data, sizes that overflow)."""
 import ctypes
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -10,7 +11,7 @@ from posattn import reference
 
 lib = ctypes.CDLL(str(LIBRARY_DIR / "libposattn.so"))
 OK, INVALID, UNSUPPORTED, KERNEL, INTERNAL = range(5)
-F32, F64, I32, I64, BOOL = range(5)
+F32, F64, I32, I64, BOOL, F16, BF16 = range(7)
 
 
 HOST, DEVICE = range(2)
@@ -25,7 +26,8 @@ class Tensor(ctypes.Structure):
 def tensor(a, data=None, shape=None):
     """A posattn_tensor viewing NumPy array a (shape and strides kept alive on the struct)."""
     dtype = {np.dtype(np.float32): F32, np.dtype(np.float64): F64, np.dtype(np.int32): I32,
-             np.dtype(np.int64): I64, np.dtype(bool): BOOL}[a.dtype]
+             np.dtype(np.int64): I64, np.dtype(bool): BOOL, np.dtype(np.float16): F16,
+             np.dtype(ml_dtypes.bfloat16): BF16}[a.dtype]
     shape = a.shape if shape is None else shape
     t = Tensor(a.ctypes.data if data is None else data, dtype, len(shape))
     t._shape = (ctypes.c_int64 * len(shape))(*shape)
@@ -71,6 +73,19 @@ def test_attention_matches_reference_with_explicit_scale(rng):
     status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options))
     assert status == OK, last_error()
     np.testing.assert_allclose(out, reference.attention(q, k, v, 0.2, True, lengths), atol=2e-5)
+
+
+def test_bfloat16_attention_and_a_mixed_dtype_refused(rng):
+    q, k, v = (rng.standard_normal(shape).astype(np.float32).astype(ml_dtypes.bfloat16)
+               for shape in ((1, 4, 7, 16), (1, 2, 9, 16), (1, 2, 9, 16)))
+    out = np.full(q.shape, np.nan, ml_dtypes.bfloat16)
+    options = attention_options(causal=1)
+    assert lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), ctypes.byref(options)) == OK, last_error()
+    expected = reference.attention(q, k, v, None, True)
+    assert (np.abs(out.astype(np.float64) - expected) <= 2e-5 + (1e-5 + 2.0**-8) * np.abs(expected)).all()
+    mixed = np.full(q.shape, 7.0, np.float16)
+    assert lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, mixed)), ctypes.byref(options)) == INVALID
+    assert "argument 'out' has dtype float16; expected bfloat16" in last_error() and (mixed == 7.0).all()
 
 
 def test_simple_encodings_match_reference(rng):

@@ -45,7 +45,7 @@ def bad_cases():
         ("attention-k-head-dim", attn(k=lambda r, a: f32(r, 2, 2, 13, 8)), ["'k'", "D, q's dimension 3"]),
         ("attention-v-length", attn(v=lambda r, a: f32(r, 2, 2, 12, 16)), ["'v'", "Lk, k's dimension 2"]),
         ("attention-q-dtype", attn(q=lambda r, a: a["q"].astype(np.float64)), ["'q'", "float64", "expected float32"]),
-        ("attention-q-float16", attn(q=lambda r, a: a["q"].astype(np.float16)), ["'q'", "float16"]),
+        ("attention-q-float16", attn(q=lambda r, a: a["q"].astype(np.float16)), ["'k'", "float32", "expected float16"]),
         ("attention-gqa-heads", attn(q=lambda r, a: f32(r, 2, 3, 9, 16), out=lambda r, a: np.zeros((2, 3, 9, 16), np.float32)),
          ["3 heads", "multiple of k's"]),
         ("attention-lengths-too-long", attn(key_lengths=lambda r, a: np.array([13, 14], np.int32)),

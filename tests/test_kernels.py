@@ -25,8 +25,8 @@ BUFFER_APIS = ("cuda", "opencl")
 # Vulkan always run here, on PoCL and lavapipe.)
 MISSING_DEVICES = {} if cuda_devices() else {"cuda": "no CUDA device on this machine (PTX checked by ptxas instead)"}
 
-CASES = all_cases()
 COMPILED = [(k["function"], k["family"], k["schedule"]) for k in posattn.kernels()]
+CASES = all_cases(built={function for function, _, _ in COMPILED})
 FAMILIES = [(function, family, schedule) for function, family, schedule in COMPILED if schedule == "hand"]
 FAMILIES += [(function, f"{family}-{view}", schedule) for function, family, schedule in FAMILIES
              for view, apis in (("buffers", BUFFER_APIS), ("reversed", GPU_APIS)) if family in apis]

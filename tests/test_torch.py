@@ -46,5 +46,22 @@ def test_an_output_that_requires_grad_is_refused_untouched(rng):
 
 
 def test_a_tensor_numpy_cannot_read_is_a_posattn_error():
-    with pytest.raises(posattn.Error, match="argument 'table'.*bfloat16.*expected host float32"):
-        posattn.learned(torch.zeros((4, 8), dtype=torch.bfloat16), np.arange(3))
+    with pytest.raises(posattn.Error, match="argument 'table'.*float8.*expected host float32"):
+        posattn.learned(torch.zeros((4, 8), dtype=torch.float8_e4m3fn), np.arange(3))
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_16_bit_tensors_in_and_out(rng, dtype):
+    """bfloat16 (which NumPy's DLPack cannot carry) and float16 tensors in, the same dtype out,
+    out= in place; the values as the float32 math on the rounded inputs, rounded once."""
+    dtype = getattr(torch, dtype)
+    q, k, v = (torch.from_numpy(rng.standard_normal((1, 4, 9, 16)).astype(np.float32)).to(dtype) for _ in range(3))
+    out = posattn.attention(q, k, v, causal=True)
+    assert isinstance(out, torch.Tensor) and out.dtype == dtype
+    expected = reference.attention(*(t.float().numpy() for t in (q, k, v)), causal=True)
+    roundoff = 2.0**-8 if dtype == torch.bfloat16 else 2.0**-11
+    np.testing.assert_allclose(out.float().numpy(), expected, rtol=roundoff + 1e-5, atol=2e-5)
+    table = torch.from_numpy(rng.standard_normal((10, 6)).astype(np.float32)).to(dtype)
+    written = torch.empty((3, 6), dtype=dtype)
+    assert posattn.learned(table, np.arange(3), out=written) is written
+    assert torch.equal(written, table[:3])

@@ -33,7 +33,9 @@ import posattn
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "cmake"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
+import manifest as kernels_json  # noqa: E402  (cmake/manifest.py: a kernel per storage dtype)
 
 BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
                 bench.linear_benches, bench.floater_benches, bench.attention_benches)
@@ -53,7 +55,7 @@ def benches_of(functions, skip_unshaped=False):
     group's inputs once; the inputs are the shape class. A function without one is an error at
     the end, or skipped with skip_unshaped."""
     left = list(functions)
-    generators = {k["function"]: k["generator"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]}
+    generators = {k["function"]: k["generator"] for k in kernels_json.kernels()}
     first = {GROUP_OF.get(generators.get(f), bench.encoding_benches) for f in left}
     for make in [g for g in BENCH_GROUPS if g in first] + [g for g in BENCH_GROUPS if g not in first]:
         if not left:

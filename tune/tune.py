@@ -52,6 +52,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tune"))
+sys.path.insert(0, str(ROOT / "cmake"))
+import manifest as kernels_json  # noqa: E402  (cmake/manifest.py: a kernel per storage dtype)
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 from measure import benches_of, machine, measure_candidates  # noqa: E402
 from report import applied  # noqa: E402  (the records a build takes)
@@ -82,7 +84,7 @@ def host_target():
 
 
 def manifest():
-    return {k["function"]: k for k in json.loads((ROOT / "kernels.json").read_text())["kernels"]}
+    return {k["function"]: k for k in kernels_json.kernels()}
 
 
 def search_space(family, kind):

@@ -66,16 +66,42 @@ T entry(const std::string &api, const char *argument, const std::string &key, co
     }
 }
 
+// A device buffer the caller owns (posattn.DeviceArray): its native handle (a CUdeviceptr or a
+// cl_mem as an int) and the layout of its elements. Every float32 operand of a kernel call may be
+// one; what the runtime reads itself (positions, token ids, key lengths, slopes) is host memory.
+struct DeviceArray {
+    uint64_t handle;
+    std::vector<int64_t> shape;
+    std::string dtype;
+    std::vector<int64_t> strides;  // elements; empty: row-major
+
+    Tensor tensor(const std::string &api, const char *name) const {
+        static const std::map<std::string, DType> storage{{"float32", DType::float32}, {"float16", DType::float16}, {"bfloat16", DType::bfloat16}};
+        auto found = storage.find(dtype);
+        if (found == storage.end())
+            invalid(api, std::string("argument '") + name + "' has dtype " + dtype + "; expected float32, float16 or bfloat16");
+        return Tensor{reinterpret_cast<void *>(handle), found->second, shape, strides, posattn::Memory::device};
+    }
+};
+
+// NumPy's float16, and bfloat16 as ml_dtypes (JAX's NumPy dtypes) defines it: a type NumPy has no
+// number for, known by its name.
+bool is_float16(const py::dtype &dt) { return dt.kind() == 'f' && dt.itemsize() == 2; }
+bool is_bfloat16(const py::dtype &dt) { return dt.kind() == 'V' && dt.itemsize() == 2 && std::string(py::str(dt)) == "bfloat16"; }
+bool is_storage(const py::dtype &dt) { return dt.is(py::dtype::of<float>()) || is_float16(dt) || is_bfloat16(dt); }
+
 Tensor view(const std::string &api, const py::array &a, const char *name, bool output = false) {
     Tensor t;
     py::dtype dt = a.dtype();
     if (dt.is(py::dtype::of<float>())) t.dtype = DType::float32;
+    else if (is_float16(dt)) t.dtype = DType::float16;
+    else if (is_bfloat16(dt)) t.dtype = DType::bfloat16;
     else if (dt.is(py::dtype::of<double>())) t.dtype = DType::float64;
     else if (dt.is(py::dtype::of<int32_t>())) t.dtype = DType::int32;
     else if (dt.is(py::dtype::of<int64_t>())) t.dtype = DType::int64;
     else if (dt.is(py::dtype::of<bool>())) t.dtype = DType::boolean;
     else invalid(api, std::string("argument '") + name + "' has dtype " + std::string(py::str(dt)) +
-                          "; expected float32 or int32 as documented");
+                          "; expected float32 (or float16, bfloat16) or int32 as documented");
     if (output && !a.writeable()) invalid(api, std::string("argument '") + name + "' is read-only");
     t.data = const_cast<void *>(a.data());
     t.shape.reserve(size_t(a.ndim())), t.strides.reserve(size_t(a.ndim()));
@@ -93,12 +119,38 @@ std::string shape_string(const std::vector<py::ssize_t> &shape) {
     return posattn::shape_string(std::vector<int64_t>(shape.begin(), shape.end()));
 }
 
-// The caller's `out` (checked against the inputs by the C++ API), or a new float32 array, 64-byte
-// aligned: the x86 kernels' non-temporal stores write a whole line at once there (at NumPy's 16
-// mod 64 they stream ~1.25x slower; cmake/nontemporal_outputs.py).
-py::object output(const std::string &api, const py::object &out, std::vector<py::ssize_t> shape) {
+// The dtype of a new output: like's where like is an array of a storage type (the call's first
+// input: q, x, a table), the storage type like names (a table's dtype=), else float32.
+py::dtype output_dtype(const std::string &api, const py::object &like) {
+    if (py::isinstance<py::array>(like)) {
+        py::dtype dt = py::reinterpret_borrow<py::array>(like).dtype();
+        return is_storage(dt) ? dt : py::dtype::of<float>();
+    }
+    if (like.is_none() || py::isinstance<DeviceArray>(like)) return py::dtype::of<float>();
+    if (py::isinstance<py::str>(like) && like.cast<std::string>() == "bfloat16") {
+        try {
+            return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+        } catch (const py::error_already_set &) {
+            invalid(api, "argument 'dtype' is 'bfloat16', which needs the ml_dtypes package (pip install ml_dtypes)");
+        }
+    }
+    py::dtype dt;
+    try {
+        dt = py::dtype::from_args(like);
+    } catch (const py::error_already_set &) {
+        invalid(api, "argument 'dtype' is " + std::string(py::repr(like)) + "; expected float32, float16 or bfloat16");
+    }
+    if (!is_storage(dt)) invalid(api, "argument 'dtype' is " + std::string(py::str(dt)) + "; expected float32, float16 or bfloat16");
+    return dt;
+}
+
+// The caller's `out` (checked against the inputs by the C++ API), or a new array of like's dtype
+// (output_dtype), 64-byte aligned: the x86 kernels' non-temporal stores write a whole line at once
+// there (at NumPy's 16 mod 64 they stream ~1.25x slower; cmake/nontemporal_outputs.py).
+py::object output(const std::string &api, const py::object &out, std::vector<py::ssize_t> shape, const py::object &like) {
     if (!out.is_none()) return out;
-    size_t bytes = sizeof(float);
+    const py::dtype dtype = output_dtype(api, like);
+    size_t bytes = size_t(dtype.itemsize());
     for (py::ssize_t e : shape) {
         if (e < 0) invalid(api, "the output shape " + shape_string(shape) + " has a negative extent");
         if (e > 0 && bytes > SIZE_MAX / 2 / size_t(e))
@@ -110,7 +162,7 @@ py::object output(const std::string &api, const py::object &out, std::vector<py:
         invalid(api, "the output shape " + shape_string(shape) + " (" + std::to_string(bytes) +
                          " bytes) is too large to allocate; expected a smaller shape, or out=");
     py::capsule owner(data, [](void *p) { posattn::free_output(p); });
-    return py::array_t<float>(shape, static_cast<float *>(data), owner);
+    return py::array(dtype, shape, data, owner);
 }
 
 posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &layout, const std::string &convention) {
@@ -124,21 +176,6 @@ posattn::SinusoidalOptions sinusoidal_options(double base, const std::string &la
     else invalid("sinusoidal", "argument 'convention' is '" + convention + "'; expected 'vaswani' or 't2t'");
     return o;
 }
-
-// A device buffer the caller owns (posattn.DeviceArray): its native handle (a CUdeviceptr or a
-// cl_mem as an int) and the layout of its elements. Every float32 operand of a kernel call may be
-// one; what the runtime reads itself (positions, token ids, key lengths, slopes) is host memory.
-struct DeviceArray {
-    uint64_t handle;
-    std::vector<int64_t> shape;
-    std::string dtype;
-    std::vector<int64_t> strides;  // elements; empty: row-major
-
-    Tensor tensor(const std::string &api, const char *name) const {
-        if (dtype != "float32") invalid(api, std::string("argument '") + name + "' has dtype " + dtype + "; expected float32");
-        return Tensor{reinterpret_cast<void *>(handle), DType::float32, shape, strides, posattn::Memory::device};
-    }
-};
 
 // An argument that may be a device buffer: a DeviceArray, or a NumPy array (not converted here:
 // the view must point into the caller's own array).
@@ -161,9 +198,10 @@ std::vector<py::ssize_t> shape_of(const py::object &a) {
 
 // An encoding call, the table form (x absent: out is positions' shape + [d]) or the fused form
 // (out has x's shape). Runs run(x, positions, out) on tensor views without the GIL.
+// A new out has x's dtype, or for a table the dtype `like` gives (output_dtype).
 template <typename Run>
 py::object encoding(const std::string &api, const py::object &x, const py::array &positions, int64_t d,
-                    const py::object &out, Run run) {
+                    const py::object &out, Run run, const py::object &like = py::none()) {
     std::vector<py::ssize_t> shape;
     if (!x.is_none()) {
         shape = shape_of(x);
@@ -176,7 +214,7 @@ py::object encoding(const std::string &api, const py::object &x, const py::array
             invalid(api, "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected " +
                              shape_string(shape) + " (positions' shape + [d])");
     }
-    py::object result = output(api, out, shape);
+    py::object result = output(api, out, shape, x.is_none() ? like : x);
     std::optional<Tensor> xv;
     if (!x.is_none()) xv = operand(api, x, "x");
     Tensor p = view(api, positions, "positions"), o = operand(api, result, "out", true);
@@ -405,14 +443,14 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("sinusoidal",
           [](py::array positions, int64_t d, double base, std::string layout, std::string convention,
-             py::object out, std::string schedule, std::string device) {
+             py::object out, py::object dtype, std::string schedule, std::string device) {
               auto options = sinusoidal_options(base, layout, convention);
               return encoding("sinusoidal", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::sinusoidal(p, o, options, {schedule, device});
-              });
+              }, dtype);
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = posattn::defaults::base,
-          py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(),
+          py::arg("layout") = "interleaved", py::arg("convention") = "vaswani", py::arg("out") = py::none(), py::arg("dtype") = py::none(),
           py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sinusoidal_add",
@@ -433,7 +471,7 @@ PYBIND11_MODULE(_posattn, m) {
               int64_t d = t.shape.size() == 2 ? t.shape[1] : 0;
               return encoding("learned", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::learned(t, p, o, offset, {schedule, device});
-              });
+              }, table);
           },
           py::arg("table"), py::arg("positions"), py::kw_only(), py::arg("offset") = 0, py::arg("out") = py::none(),
           py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
@@ -450,12 +488,12 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("integer",
-          [](py::array positions, int64_t d, py::object out, std::string schedule, std::string device) {
+          [](py::array positions, int64_t d, py::object out, py::object dtype, std::string schedule, std::string device) {
               return encoding("integer", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::integer(p, o, {schedule, device});
-              });
+              }, dtype);
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("out") = py::none(), py::arg("dtype") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("integer_add",
           [](py::object x, py::array positions, py::object out, std::string schedule, std::string device) {
@@ -467,14 +505,14 @@ PYBIND11_MODULE(_posattn, m) {
 
     m.def("normalized",
           [](py::array positions, int64_t d, std::optional<int64_t> length, std::string mode,
-             py::object out, std::string schedule, std::string device) {
+             py::object out, py::object dtype, std::string schedule, std::string device) {
               auto options = normalized_options("normalized", length, mode);
               return encoding("normalized", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::normalized(p, o, options, {schedule, device});
-              });
+              }, dtype);
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("length") = py::none(),
-          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
+          py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("dtype") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("normalized_add",
           [](py::object x, py::array positions, std::optional<int64_t> length, std::string mode,
@@ -488,14 +526,14 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("mode") = "minus_one", py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("binary",
-          [](py::array positions, int64_t d, bool signed_values, bool msb_first, py::object out,
+          [](py::array positions, int64_t d, bool signed_values, bool msb_first, py::object out, py::object dtype,
              std::string schedule, std::string device) {
               return encoding("binary", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::binary(p, o, {signed_values, msb_first}, {schedule, device});
-              });
+              }, dtype);
           },
           py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("signed").noconvert() = false, py::arg("msb_first").noconvert() = false,
-          py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
+          py::arg("out") = py::none(), py::arg("dtype") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("binary_add",
           [](py::object x, py::array positions, bool signed_values, bool msb_first, py::object out,
@@ -508,12 +546,12 @@ PYBIND11_MODULE(_posattn, m) {
           py::arg("out") = py::none(), py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sin_only",
-          [](py::array positions, int64_t d, double base, py::object out, std::string schedule, std::string device) {
+          [](py::array positions, int64_t d, double base, py::object out, py::object dtype, std::string schedule, std::string device) {
               return encoding("sin_only", py::none(), positions, d, out, [&](const Tensor *, const Tensor &p, const Tensor &o) {
                   posattn::sin_only(p, o, base, {schedule, device});
-              });
+              }, dtype);
           },
-          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = posattn::defaults::base, py::arg("out") = py::none(),
+          py::arg("positions"), py::arg("d"), py::kw_only(), py::arg("base") = posattn::defaults::base, py::arg("out") = py::none(), py::arg("dtype") = py::none(),
           py::arg("schedule") = posattn::defaults::schedule, py::arg("device") = posattn::defaults::device);
 
     m.def("sin_only_add",
@@ -544,7 +582,7 @@ PYBIND11_MODULE(_posattn, m) {
               options.seq_len = seq_len;
               if (positions) options.positions = view("rope", *positions, "positions");
               Tensor xv = operand("rope", x, "x");
-              py::object result = output("rope", out, {xv.shape.begin(), xv.shape.end()});
+              py::object result = output("rope", out, {xv.shape.begin(), xv.shape.end()}, x);
               Tensor o = operand("rope", result, "out", true);
               py::gil_scoped_release release;
               posattn::rope(xv, o, options, {schedule, device});
@@ -562,7 +600,7 @@ PYBIND11_MODULE(_posattn, m) {
               std::vector<py::ssize_t> shape = shape_of(token_ids);
               Tensor amp = operand(api, amplitude, "amplitude"), freq = operand(api, frequency, "frequency");
               shape.push_back(amp.shape.size() == 2 ? amp.shape[1] : 0);
-              py::object re = output(api, real, shape), im = output(api, imag, shape);
+              py::object re = output(api, real, shape, py::none()), im = output(api, imag, shape, py::none());
               std::optional<Tensor> ph;
               if (!phase.is_none()) ph = operand(api, phase, "phase");
               Tensor ids = view(api, token_ids, "token_ids"), p = view(api, positions, "positions"),
@@ -587,7 +625,7 @@ PYBIND11_MODULE(_posattn, m) {
         if (kind == "classification") k = posattn::ComplexOrderInit::classification;
         else if (kind != "translation")
             invalid("complex_order_frequency_init", "argument 'kind' is '" + kind + "'; expected 'translation' or 'classification'");
-        py::array result = output("complex_order_frequency_init", py::none(), {vocab, d}).cast<py::array>();
+        py::array result = output("complex_order_frequency_init", py::none(), {vocab, d}, py::none()).cast<py::array>();
         posattn::complex_order_frequency_init(view("complex_order_frequency_init", result, "out", true), k);
         return result;
     }, py::arg("vocab"), py::arg("d"), py::arg("kind") = "translation");
@@ -606,7 +644,7 @@ PYBIND11_MODULE(_posattn, m) {
               shape.insert(shape.end() - (shape.empty() ? 0 : 1), num_positions);
               if (!out.is_none() && shape_of(out) != shape)
                   invalid("floater", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected " + shape_string(shape));
-              py::object result = output("floater", out, shape);
+              py::object result = output("floater", out, shape, py::none());
               Tensor p = operand("floater", p0, "p0"), w1 = operand("floater", W1, "W1"), v1 = operand("floater", b1, "b1"),
                      w2 = operand("floater", W2, "W2"), v2 = operand("floater", b2, "b2"), o = operand("floater", result, "out", true);
               py::gil_scoped_release release;
@@ -631,7 +669,7 @@ PYBIND11_MODULE(_posattn, m) {
               std::vector<py::ssize_t> shape{slopes.ndim() ? slopes.shape(0) : 0, Lq, Lk};
               if (!out.is_none() && shape_of(out) != shape)
                   invalid("alibi_bias", "argument 'out' has shape " + shape_string(shape_of(out)) + "; expected [H, Lq, Lk]");
-              py::object result = output("alibi_bias", out, shape);
+              py::object result = output("alibi_bias", out, shape, py::none());
               Tensor s = view("alibi_bias", slopes, "slopes"), o = operand("alibi_bias", result, "out", true);
               py::gil_scoped_release release;
               posattn::alibi_bias(s, o, alibi, {schedule, device});
@@ -682,7 +720,7 @@ PYBIND11_MODULE(_posattn, m) {
               // A new output (host memory) takes q's shape with v's channels.
               std::vector<py::ssize_t> shape(qv.shape.begin(), qv.shape.end());
               if (shape.size() == 4 && vv.shape.size() == 4) shape[3] = vv.shape[3];
-              py::object result = output("attention", out, shape);
+              py::object result = output("attention", out, shape, q);
               Tensor o = operand("attention", result, "out", true);
               posattn::AttentionOptions options;
               options.scale = scale;
@@ -726,7 +764,7 @@ PYBIND11_MODULE(_posattn, m) {
     m.def("linear",
           [](py::object x, py::object weight, py::object bias, py::object out, std::string schedule, std::string device) {
               Tensor xv = operand("linear", x, "x"), wv = operand("linear", weight, "weight");
-              py::object result = output("linear", out, {xv.shape.size() == 2 ? xv.shape[0] : 0, wv.shape.size() == 2 ? wv.shape[0] : 0});
+              py::object result = output("linear", out, {xv.shape.size() == 2 ? xv.shape[0] : 0, wv.shape.size() == 2 ? wv.shape[0] : 0}, x);
               Tensor o = operand("linear", result, "out", true);
               std::optional<Tensor> bv;
               if (!bias.is_none()) bv = operand("linear", bias, "bias");

@@ -605,7 +605,7 @@ void deberta_args(const Checker &check, const DebertaAttention &de, const Shape 
 
 // The DType of a kernel argument's Halide type, where posattn's tensors hold it.
 std::optional<DType> dtype_of(halide_type_t type) {
-    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean})
+    for (DType d : {DType::float32, DType::float64, DType::int32, DType::int64, DType::boolean, DType::float16, DType::bfloat16})
         if (type == detail::halide_type(d)) return d;
     return std::nullopt;
 }
@@ -636,7 +636,8 @@ void custom_args(const Checker &check, const CustomAttention &custom, const Call
             const std::string label = "custom.inputs['" + name + "']";
             if (!dtype_of(formal.type)) check.fail("argument '" + label + "': kernel " + custom.kernel + " takes " + type_name(formal.type));
             check.tensor(given->second, label.c_str(), *dtype_of(formal.type), {size_t(formal.dimensions)});
-            if (given->second.dtype == DType::float32) check.finite_values(given->second, label.c_str());
+            if (given->second.dtype != DType::float64 && detail::halide_type(given->second.dtype).code == halide_type_float)
+                check.finite_values(given->second, label.c_str());
             args.tensor(given->first.c_str(), given->second);
             continue;
         }
@@ -664,6 +665,15 @@ void custom_args(const Checker &check, const CustomAttention &custom, const Call
     refuse_others("inputs", custom.inputs);
     refuse_others("scalars", custom.scalars);
     args.function = custom.kernel;
+}
+
+// q's storage type is the kernel's (a custom kernel has its own; posattn's are named by theirs).
+void check_storage(const Checker &check, const detail::KernelEntry &kernel, const Tensor &q) {
+    const halide_filter_metadata_t *meta = kernel.metadata();
+    for (int a = 0; a < meta->num_arguments; a++)
+        if (std::string_view(meta->arguments[a].name) == "q" && meta->arguments[a].type != detail::halide_type(q.dtype))
+            check.fail(std::string("argument 'q' has dtype ") + dtype_name(q.dtype) + "; kernel " + kernel.function + " takes " +
+                       type_name(meta->arguments[a].type));
 }
 
 // What a variant's arguments are made from: the call, checked so far, and its key ranges.
@@ -758,8 +768,10 @@ Inputs call_inputs(const AttentionOptions &o, const Variant *variant) {
 void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &out, const AttentionOptions &o,
                const CallOptions &call) {
     Checker check("attention");
-    for (auto [t, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}, {&out, "out"}})
-        check.host_or_device(*t, name, DType::float32, {4}, call);
+    const DType dtype = check.storage(q, "q");  // of k and v too, and of out, or float32 for a 16-bit q
+    const DType out_dtype = out.dtype == DType::float32 ? DType::float32 : dtype;
+    for (auto [t, name, type] : {std::tuple{&q, "q", dtype}, {&k, "k", dtype}, {&v, "v", dtype}, {&out, "out", out_dtype}})
+        check.host_or_device(*t, name, type, {4}, call);
     Shape s{q.shape[0], q.shape[1], q.shape[2], q.shape[3], k.shape[1], k.shape[2], v.shape[3]};
     check.dim(k, "k", 0, s.B, "B, q's dimension 0");
     check.dim(k, "k", 3, s.D, "D, q's dimension 3");
@@ -801,6 +813,10 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (o.check_finite && !plain) check_keys();
     EncodingArgs args;
     if (variant) variant->args(Call{check, o, s, call, vis}, args);
+    if (!o.custom) args.function = detail::typed(args.function, dtype, out_dtype);
+    if (out_dtype != dtype && !detail::find_kernel(args.function, call))
+        check.fail(std::string("argument 'out' has dtype float32; expected ") + dtype_name(dtype) + ", q's (a float32 out of " +
+                   dtype_name(dtype) + " inputs is built for plain attention only, as " + args.function + ")");
     double scale = o.scale.value_or(args.default_scale ? args.default_scale : 1.0 / std::sqrt(double(s.D)));
     check.finite(scale, "scale");
     // Any window >= Lk masks nothing.
@@ -828,6 +844,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const detail::KernelEntry *kernel_entry = shape_class ? detail::find_kernel(args.function + shape_class, call) : nullptr;
     const bool decode_class = kernel_entry && few_rows;
     if (!kernel_entry) kernel_entry = &detail::require_kernel(args.function, call);
+    check_storage(check, *kernel_entry, q);
     // A decode step reads its KV cache once: a CPU decode kernel makes any NaN or Inf it reads
     // show in its output (generators/attention.h, infinite_scores_as_nan), so it writes a scratch
     // output, and k and v are scanned only where that holds one, to name the argument (none found:
@@ -840,8 +857,9 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
 
     if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (contract §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
-        float *data = static_cast<float *>(zeros.tensor().data);
-        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { data[at[0]] = 0.0f; });
+        auto *data = static_cast<uint8_t *>(zeros.tensor().data);
+        const int64_t size = int64_t(dtype_size(out_dtype));  // (0.0 is all zero bits in every storage type)
+        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { std::memset(data + at[0] * size, 0, size_t(size)); });
         return zeros.commit();
     }
     using detail::Strided;
@@ -863,8 +881,8 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     auto mask_or = [&](const std::optional<Tensor> &given, void *stand_in, DType dtype) {
         return given ? as_rows(visible_keys(*given, 3)) : Strided{stand_in, dtype, {s.B, fold ? s.Hkv : s.Hq, rows, longest}, {0, 0, 0, 1}};
     };
-    std::vector<float> scratch(by_output ? size_t(out.numel()) : 0);
-    const Tensor written = by_output ? Tensor{scratch.data(), DType::float32, out.shape, {}} : out;
+    std::vector<uint8_t> scratch(by_output ? size_t(out.numel()) * dtype_size(out_dtype) : 0);
+    const Tensor written = by_output ? Tensor{scratch.data(), out_dtype, out.shape, {}} : out;
     HalideView q_view(as_rows(q), false), k_view(k_visible, false), v_view(v_visible, false), out_view(as_rows(written), true);
     HalideView first_view(ranges(vis.first), false), end_view(ranges(vis.end), false), from_view(ranges(vis.from), false),
         until_view(ranges(vis.until), false);
@@ -881,7 +899,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     kernel.run();
     out_view.finish();
     if (!by_output) return;
-    if (std::any_of(scratch.begin(), scratch.end(), [](float x) { return !std::isfinite(x); }))
+    if (detail::has_non_finite(written))
         for (int64_t b = 0; b < s.B; b++) {  // the keys each batch's rows see (not a static cache's unused ones)
             int64_t lo = longest, hi = 0;
             for (int64_t i = 0; i < s.Lq; i++) {

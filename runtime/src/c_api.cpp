@@ -16,7 +16,7 @@ posattn::Tensor view(const posattn_tensor *t, const char *name) {
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              std::string("posattn: argument '") + name + "' has rank " + std::to_string(t->rank) +
                                  " or no shape; expected 0 <= rank <= 8 with a shape array");
-    if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_BOOL)
+    if (t->dtype < POSATTN_FLOAT32 || t->dtype > POSATTN_BFLOAT16)
         throw posattn::Error(posattn::Error::Kind::invalid_argument,
                              std::string("posattn: argument '") + name + "' has unknown dtype code " + std::to_string(t->dtype));
     if (t->memory != POSATTN_HOST && t->memory != POSATTN_DEVICE)

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <tuple>
@@ -23,24 +24,27 @@ namespace {
 Tensor last_channel(const Tensor &t) { return detail::channels(t, t.shape.back() - 1, t.shape.back()); }
 
 // Shapes shared by the encodings: positions [B, S] or [S]/[N] (host memory: the runtime reads
-// them); x [B, S, D] and out [..., D], host memory or device buffers of a cuda/opencl call.
-void check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
+// them); x [B, S, D] and out [..., D], host memory or device buffers of a cuda/opencl call, of one
+// storage dtype (x's, or out's for a table), which it returns.
+DType check_encoding(const Checker &check, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
     check.tensor(positions, "positions", DType::int32, {1, 2});
+    const DType dtype = check.storage(x ? *x : out, x ? "x" : "out");
     if (x) {
-        check.host_or_device(*x, "x", DType::float32, {3}, call);
-        check.host_or_device(out, "out", DType::float32, {3}, call);
+        check.host_or_device(*x, "x", dtype, {3}, call);
+        check.host_or_device(out, "out", dtype, {3}, call);
         check.leading_dims(out, "out", *x, "x");
         check.same_or_disjoint(out, "out", *x, "x");
         size_t r = positions.shape.size();
         check.dim(positions, "positions", r - 1, x->shape[1], "S, x's dimension 1");
         if (r == 2) check.dim(positions, "positions", 0, x->shape[0], "B, x's dimension 0");
     } else {
-        check.host_or_device(out, "out", DType::float32, {positions.shape.size() + 1}, call);
+        check.host_or_device(out, "out", dtype, {positions.shape.size() + 1}, call);
         check.leading_dims(out, "out", positions, "positions");
     }
     check.output(out, "out");
     check.disjoint(out, "out", positions, "positions");
     check.row_count(x ? x->shape[0] * x->shape[1] : positions.numel(), "positions");
+    return dtype;
 }
 
 // One call of an elementwise encoding kernel over out [B, S, D] (or [N, D]), with x for a fused
@@ -179,9 +183,9 @@ private:
 void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
                     const SinusoidalOptions &o, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out, call);
+    const DType dtype = check_encoding(check, x, positions, out, call);
     check.positive_normal(o.base, "base");
-    const char *function = x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32";
+    const std::string function = detail::typed(x ? "posattn_sinusoidal_add_f32" : "posattn_sinusoidal_f32", dtype);
     if (detail::nothing_to_compute(out, function, call)) return;
 
     int64_t D = out.shape.back(), pairs = D / 2;
@@ -212,8 +216,9 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         if (x) {
             detail::copy_strided(last_channel(detail::HostImage(*x, call, true).tensor()), last);
         } else {
+            const size_t size = dtype_size(dtype);  // (0.0 is all zero bits in every storage type)
             detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
-                static_cast<float *>(last.data)[o[0]] = 0.0f;
+                std::memset(static_cast<uint8_t *>(last.data) + o[0] * int64_t(size), 0, size);
             });
         }
         out_image.commit();
@@ -223,8 +228,8 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
 void run_learned(const char *api, const Tensor *x, const Tensor &table, const Tensor &positions, const Tensor &out,
                  int64_t offset, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out, call);
-    check.host_or_device(table, "table", DType::float32, {2}, call);
+    const DType dtype = check_encoding(check, x, positions, out, call);
+    check.host_or_device(table, "table", dtype, {2}, call);
     check.dim(out, "out", out.shape.size() - 1, table.shape[1], "D, table's dimension 1");
     check.disjoint(out, "out", table, "table");
     int64_t V = table.shape[0];
@@ -238,7 +243,7 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
                        std::to_string(offset) + " that is row " + std::to_string(row) + " of a table with " +
                        std::to_string(V) + " rows; expected 0 <= position + offset < " + std::to_string(V));
     });
-    const char *function = x ? "posattn_learned_add_f32" : "posattn_learned_f32";
+    const std::string function = detail::typed(x ? "posattn_learned_add_f32" : "posattn_learned_f32", dtype);
     if (detail::nothing_to_compute(out, function, call)) return;
 
     HalideView table_view(table, false);
@@ -248,12 +253,15 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
 
 
 // The simple encodings (contract §3): checks shared by every kind, then the kind's kernel.
-std::string simple_function(const char *kind, const Tensor *x) { return std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"); }
+// (out's dtype: checked by check_encoding)
+std::string simple_function(const char *kind, const Tensor *x, const Tensor &out) {
+    return detail::typed(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), out.dtype);
+}
 
 template <typename Bind>
 void run_simple(const char *kind, const Tensor *x, const Tensor *positions, const Tensor &out,
                 const CallOptions &call, Bind bind) {
-    const std::string function = simple_function(kind, x);
+    const std::string function = simple_function(kind, x, out);
     if (detail::nothing_to_compute(out, function, call)) return;
     run_elementwise(function, x, positions, out, call, bind);
 }
@@ -311,7 +319,7 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     check_encoding(check, x, positions, out, call);
     check.positive_normal(base, "base");
     // (before the frequencies, which are as many as the channels of an empty out)
-    if (detail::nothing_to_compute(out, simple_function("sin_only", x), call)) return;
+    if (detail::nothing_to_compute(out, simple_function("sin_only", x, out), call)) return;
     int64_t d = out.shape.back();
     std::vector<int32_t> turns =
         kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });

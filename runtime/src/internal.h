@@ -70,6 +70,14 @@ inline std::string_view family_of(const std::string &device) { return device == 
 
 // The Halide type of a tensor's elements (DType::boolean: uint8).
 halide_type_t halide_type(DType dtype);
+// Whether host tensor t (float32, float16 or bfloat16) holds a NaN or ±Inf (minus_inf: −inf aside).
+bool has_non_finite(const Tensor &t, bool minus_inf = false);
+
+// A kernel's name for storage type `dtype` (and an out of type `out`, where another): its float32
+// name, "posattn_attn_plain_f32_decode", with the types' suffix for "_f32"
+// (posattn_attn_plain_bf16_decode, posattn_attn_plain_bf16_f32_decode: kernels.json "dtypes"); a
+// name without "_f32" (a kernel of one's own) as it is.
+std::string typed(std::string_view f32_function, DType dtype, std::optional<DType> out = std::nullopt);
 
 // The largest rank of a tensor the runtime takes (its views of them are held inline).
 constexpr size_t kMaxRank = 8;
@@ -85,6 +93,8 @@ public:
     // As tensor(), or a device buffer of the call's GPU API where it is CUDA or OpenCL (Memory::device).
     void host_or_device(const Tensor &t, const char *name, DType dtype, std::initializer_list<size_t> ranks,
                         const CallOptions &call) const;
+    // t's dtype where it is a storage type (float32, float16 or bfloat16; docs/contract.md).
+    DType storage(const Tensor &t, const char *name) const;
     // Outputs must not overlap themselves (no zero strides, no interleaved dims).
     void output(const Tensor &t, const char *name) const;
     // True if out is the same view as in (an in-place call); an error if they partly overlap.
@@ -102,8 +112,8 @@ public:
     // An encoding's rows (B·S, given by argument `name`): the kernels number them in int32, with
     // room for their loops' tails, so at most 2^30.
     void row_count(int64_t rows, const char *name) const;
-    // No NaN or ±Inf among the elements of float32 t (a device buffer: read back through the call's
-    // API); with minus_inf, −inf is allowed (a bias that masks).
+    // No NaN or ±Inf among the elements of float32, float16 or bfloat16 t (a device buffer: read
+    // back through the call's API); with minus_inf, −inf is allowed (a bias that masks).
     void finite_values(const Tensor &t, const char *name, const CallOptions &call = {}, bool minus_inf = false) const;
     // The finite values of a float32 or float64 vector [length] (`what` says what the length is).
     std::vector<double> real_vector(const Tensor &t, const char *name, int64_t length, const std::string &what) const;

@@ -1,4 +1,6 @@
 // torch's Linear: out = x·weightᵀ + bias (DeBERTa's projection of its relative embeddings).
+#include <cstring>
+
 #include "internal.h"
 
 namespace posattn {
@@ -10,20 +12,22 @@ using detail::KernelCall;
 void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &bias, const Tensor &out,
             const CallOptions &call) {
     Checker check("linear");
-    check.host_or_device(x, "x", DType::float32, {2}, call);
-    check.host_or_device(weight, "weight", DType::float32, {2}, call);
-    check.host_or_device(out, "out", DType::float32, {2}, call);
+    const DType dtype = check.storage(x, "x");
+    check.host_or_device(x, "x", dtype, {2}, call);
+    check.host_or_device(weight, "weight", dtype, {2}, call);
+    check.host_or_device(out, "out", dtype, {2}, call);
     int64_t N = x.shape[0], E = x.shape[1], O = weight.shape[0];
     check.dim(weight, "weight", 1, E, "E, x's dimension 1");
     check.dim(out, "out", 0, N, "N, x's dimension 0");
     check.dim(out, "out", 1, O, "O, weight's dimension 0");
-    std::vector<float> zeros;
-    Tensor b = bias ? *bias : Tensor{nullptr, DType::float32, {O}, {}};
+    const size_t size = dtype_size(dtype);
+    std::vector<uint8_t> zeros;  // (0.0 is all zero bits in every storage type)
+    Tensor b = bias ? *bias : Tensor{nullptr, dtype, {O}, {}};
     if (bias) {
-        check.host_or_device(*bias, "bias", DType::float32, {1}, call);
+        check.host_or_device(*bias, "bias", dtype, {1}, call);
         check.dim(*bias, "bias", 0, O, "O, weight's dimension 0");
     } else {
-        zeros.assign(size_t(O), 0.0f);
+        zeros.assign(size_t(O) * size, 0);
         b.data = zeros.data();
     }
     check.output(out, "out");
@@ -31,17 +35,19 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
         check.disjoint(out, "out", *input, name);
         check.finite_values(*input, name, call);
     }
-    if (detail::nothing_to_compute(out, "posattn_linear_f32", call)) return;
+    const std::string function = detail::typed("posattn_linear_f32", dtype);
+    if (detail::nothing_to_compute(out, function, call)) return;
     if (E == 0) {  // an empty sum: the bias alone
         detail::HostImage bias_image(b, call, true), out_image(out, call, false);
-        float *data = static_cast<float *>(out_image.tensor().data);
-        const float *values = static_cast<const float *>(bias_image.tensor().data);
+        auto *data = static_cast<uint8_t *>(out_image.tensor().data);
+        const auto *values = static_cast<const uint8_t *>(bias_image.tensor().data);
         for (int64_t n = 0; n < N; n++)
-            for (int64_t o = 0; o < O; o++) data[n * out.stride(0) + o * out.stride(1)] = values[o * b.stride(0)];
+            for (int64_t o = 0; o < O; o++)
+                std::memcpy(data + (n * out.stride(0) + o * out.stride(1)) * int64_t(size), values + o * b.stride(0) * int64_t(size), size);
         return out_image.commit();
     }
     HalideView x_view(x, false), w_view(weight, false), b_view(b, false), out_view(out, true);
-    KernelCall kernel("posattn_linear_f32", call);
+    KernelCall kernel(function, call);
     kernel.arg("x", x_view).arg("weight", w_view).arg("bias", b_view).arg("out", out_view);
     kernel.run();
     out_view.finish();

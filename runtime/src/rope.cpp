@@ -145,8 +145,9 @@ RopeFrequencies rope_frequencies(int64_t rotary_dim, double base, const RopeScal
 
 void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOptions &call) {
     Checker check("rope");
-    check.host_or_device(x, "x", DType::float32, {4}, call);
-    check.host_or_device(out, "out", DType::float32, {4}, call);
+    const DType dtype = check.storage(x, "x");
+    check.host_or_device(x, "x", dtype, {4}, call);
+    check.host_or_device(out, "out", dtype, {4}, call);
     check.leading_dims(out, "out", x, "x");
     check.output(out, "out");
     const bool in_place = check.same_or_disjoint(out, "out", x, "x");
@@ -173,7 +174,7 @@ void rope(const Tensor &x, const Tensor &out, const RopeOptions &o, const CallOp
     // of them host memory, through host images after it.
     const bool on_device = x.memory == Memory::device || out.memory == Memory::device, pass_in_kernel = r < D && !on_device;
     const bool both_on_device = x.memory == Memory::device && out.memory == Memory::device;
-    const char *function = pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32";
+    const std::string function = detail::typed(pass_in_kernel ? "posattn_rope_partial_f32" : "posattn_rope_f32", dtype);
     if (detail::nothing_to_compute(out, function, call)) return;
 
     Layout pairs = o.layout == RopeLayout::gptj ? Layout::interleaved : Layout::half;

@@ -17,12 +17,19 @@ const char *dtype_name(DType dtype) {
     case DType::int32: return "int32";
     case DType::int64: return "int64";
     case DType::boolean: return "bool";
+    case DType::float16: return "float16";
+    case DType::bfloat16: return "bfloat16";
     }
     return "unknown";
 }
 
 size_t dtype_size(DType dtype) {
-    return dtype == DType::float64 || dtype == DType::int64 ? 8 : dtype == DType::boolean ? 1 : 4;
+    switch (dtype) {
+    case DType::float64: case DType::int64: return 8;
+    case DType::float16: case DType::bfloat16: return 2;
+    case DType::boolean: return 1;
+    default: return 4;
+    }
 }
 
 int64_t Tensor::numel() const {
@@ -208,6 +215,20 @@ void Checker::finite(double value, const char *name) const {
     if (!std::isfinite(value)) fail(std::string("argument '") + name + "' is " + std::to_string(value) + "; expected a finite value");
 }
 
+DType Checker::storage(const Tensor &t, const char *name) const {
+    if (t.dtype != DType::float32 && t.dtype != DType::float16 && t.dtype != DType::bfloat16)
+        fail(argument(name) + " has dtype " + dtype_name(t.dtype) + "; expected float32, float16 or bfloat16");
+    return t.dtype;
+}
+
+std::string typed(std::string_view f32_function, DType dtype, std::optional<DType> out) {
+    auto suffix = [](DType d) { return d == DType::float16 ? "_f16" : d == DType::bfloat16 ? "_bf16" : "_f32"; };
+    std::string function(f32_function);
+    const size_t at = function.find("_f32");
+    if (at == std::string::npos) return function;
+    return function.replace(at, 4, std::string(suffix(dtype)) + (out && *out != dtype ? suffix(*out) : ""));
+}
+
 void Checker::positive_normal(double value, const char *name) const {
     if (!(std::isnormal(value) && value > 0))
         fail(std::string("argument '") + name + "' is " + std::to_string(value) +
@@ -216,21 +237,30 @@ void Checker::positive_normal(double value, const char *name) const {
 
 namespace {
 
-// Whether any of n float32 at `bits`, `step` elements apart, is NaN or ±Inf (all exponent bits
-// set): a branch-free loop, which the compiler vectorizes, built for the widest vectors the CPU
-// has: the check reads every element of attention's q, k and v, and at decoding sizes that was a
-// sixth of the call (perf, Intel Xeon).
-#if defined(__x86_64__) && defined(__linux__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step, uint32_t allowed) {
-    uint32_t non_finite = 0;
+// Whether any of n words at `bits`, `step` elements apart, has every exponent bit set (NaN or
+// ±Inf) and is not `allowed`: a branch-free loop, which the compiler vectorizes, built for the
+// widest vectors the CPU has: the check reads every element of attention's q, k and v, and at
+// decoding sizes that was a sixth of the call (perf, Intel Xeon).
+template <typename Word>
+inline bool any_with_exponent(const Word *bits, int64_t n, int64_t step, Word exponent, Word allowed) {
+    bool non_finite = false;
     if (step == 1) {  // vectorized
-        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e] & 0x7f800000u) == 0x7f800000u && bits[e] != allowed;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e] & exponent) == exponent && bits[e] != allowed;
     } else {
-        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e * step] & 0x7f800000u) == 0x7f800000u && bits[e * step] != allowed;
+        for (int64_t e = 0; e < n; e++) non_finite |= (bits[e * step] & exponent) == exponent && bits[e * step] != allowed;
     }
     return non_finite;
+}
+#if defined(__x86_64__) && defined(__linux__)
+#define POSATTN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define POSATTN_VECTOR_CLONES
+#endif
+POSATTN_VECTOR_CLONES bool any_non_finite_32(const uint32_t *bits, int64_t n, int64_t step, uint32_t exponent, uint32_t allowed) {
+    return any_with_exponent(bits, n, step, exponent, allowed);
+}
+POSATTN_VECTOR_CLONES bool any_non_finite_16(const uint16_t *bits, int64_t n, int64_t step, uint16_t exponent, uint16_t allowed) {
+    return any_with_exponent(bits, n, step, exponent, allowed);
 }
 
 // halide_do_par_for's task `index`: elements [index·per_task, (index + 1)·per_task) of t, in
@@ -238,20 +268,27 @@ bool any_non_finite(const uint32_t *bits, int64_t n, int64_t step, uint32_t allo
 struct FiniteScan {
     const Strided *t;
     int64_t per_task;
-    uint32_t allowed;  // a non-finite value's bits that are not refused (−inf), or 0
+    uint32_t exponent;  // the exponent bits of t's dtype
+    uint32_t allowed;   // a non-finite value's bits that are not refused (−inf), or 0
     std::atomic<bool> found{false};
+
+    bool any(int64_t offset, int64_t count, int64_t step) const {
+        const auto *base = static_cast<const uint8_t *>(t->data);
+        if (dtype_size(t->dtype) == 2)
+            return any_non_finite_16(reinterpret_cast<const uint16_t *>(base) + offset, count, step, uint16_t(exponent), uint16_t(allowed));
+        return any_non_finite_32(reinterpret_cast<const uint32_t *>(base) + offset, count, step, exponent, allowed);
+    }
 
     static int task(void *, int index, uint8_t *closure) {
         auto *scan = reinterpret_cast<FiniteScan *>(closure);
         const Strided &t = *scan->t;
         const size_t inner = t.rank - 1;
         const int64_t n = t.shape[inner], step = t.strides[inner];
-        const auto *bits = static_cast<const uint32_t *>(t.data);
         for (int64_t e = index * scan->per_task, end = std::min(t.numel(), e + scan->per_task); e < end;) {
             int64_t column = e % n, count = std::min(n - column, end - e), offset = column * step;
             for (size_t d = inner, rest = size_t(e / n); d-- > 0; rest /= size_t(t.shape[d]))
                 offset += int64_t(rest % size_t(t.shape[d])) * t.strides[d];
-            if (any_non_finite(bits + offset, count, step, scan->allowed)) scan->found = true;
+            if (scan->any(offset, count, step)) scan->found = true;
             e += count;
         }
         return 0;
@@ -260,13 +297,10 @@ struct FiniteScan {
 
 }  // namespace
 
-void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call, bool minus_inf) const {
-    const int64_t numel = t.numel();
-    if (numel == 0) return;
-    if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name, {}, minus_inf);
+bool has_non_finite(const Tensor &t, bool minus_inf) {
+    if (t.numel() == 0) return false;
     // Rows as long as the strides allow (a dense tensor is one row; a slice of a KV cache, one row
     // per head), in tasks of 256 KiB on Halide's thread pool (the kernels' own).
-    inline_rank(t, name);
     Strided merged{t.data, t.dtype, {}, {}};
     for (size_t d = 0; d < t.shape.size(); d++) {
         if (t.shape[d] == 1) continue;
@@ -280,11 +314,22 @@ void Checker::finite_values(const Tensor &t, const char *name, const CallOptions
         }
     }
     if (merged.rank == 0) merged = Strided{t.data, t.dtype, {1}, {1}};
-    FiniteScan scan{&merged, int64_t(1) << 16, minus_inf ? 0xff800000u : 0u};
-    const int tasks = int((numel + scan.per_task - 1) / scan.per_task);
+    // Exponent bits and −inf: float32 0x7f800000, 0xff800000; float16 0x7c00, 0xfc00; bfloat16
+    // (float32's upper half) 0x7f80, 0xff80.
+    const uint32_t exponent = t.dtype == DType::float16 ? 0x7c00u : t.dtype == DType::bfloat16 ? 0x7f80u : 0x7f800000u;
+    const uint32_t sign = dtype_size(t.dtype) == 2 ? 0x8000u : 0x80000000u;
+    FiniteScan scan{&merged, (int64_t(1) << 18) / int64_t(dtype_size(t.dtype)), exponent, minus_inf ? exponent | sign : 0u};
+    const int tasks = int((t.numel() + scan.per_task - 1) / scan.per_task);
     if (tasks == 1) FiniteScan::task(nullptr, 0, reinterpret_cast<uint8_t *>(&scan));
     else halide_do_par_for(nullptr, FiniteScan::task, 0, tasks, reinterpret_cast<uint8_t *>(&scan));
-    if (scan.found)
+    return scan.found;
+}
+
+void Checker::finite_values(const Tensor &t, const char *name, const CallOptions &call, bool minus_inf) const {
+    if (t.numel() == 0) return;
+    if (t.memory == Memory::device) return finite_values(HostImage(t, call, true).tensor(), name, {}, minus_inf);
+    inline_rank(t, name);
+    if (has_non_finite(t, minus_inf))
         fail(std::string("argument '") + name + (minus_inf ? "' contains NaN or +inf; expected finite values or -inf"
                                                             : "' contains NaN or Inf; expected finite values"));
 }
@@ -414,7 +459,8 @@ Tensor Strided::tensor() const {
 halide_type_t halide_type(DType dtype) {
     static const halide_type_t types[] = {halide_type_t(halide_type_float, 32), halide_type_t(halide_type_float, 64),
                                           halide_type_t(halide_type_int, 32), halide_type_t(halide_type_int, 64),
-                                          halide_type_t(halide_type_uint, 8)};
+                                          halide_type_t(halide_type_uint, 8), halide_type_t(halide_type_float, 16),
+                                          halide_type_t(halide_type_bfloat, 16)};
     return types[int(dtype)];
 }
 

@@ -93,6 +93,11 @@ def _dict(options, api, name):
     return options
 
 
+def _bfloat16():
+    import ml_dtypes  # (only where bfloat16 data is given)
+    return ml_dtypes.bfloat16
+
+
 def _array(a, api, name):
     if type(a) is np.ndarray:
         return a
@@ -100,10 +105,12 @@ def _array(a, api, name):
         if getattr(a, "requires_grad", False) and hasattr(a, "detach"):  # (torch exports no tensor that requires grad)
             a = a.detach()
         try:
+            if str(getattr(a, "dtype", "")).endswith("bfloat16") and hasattr(a, "view"):  # NumPy's DLPack has no bfloat16
+                return np.from_dlpack(a.view(_library(a).int16)).view(_bfloat16())
             return np.from_dlpack(a)
         except Exception as e:  # NumPy's refusal (bfloat16, another device)
             raise Error(f"posattn.{api}: argument '{name}' ({type(a).__name__} of dtype {getattr(a, 'dtype', '?')}) "
-                        f"could not be read through DLPack ({e}); expected host float32 or integer data") from None
+                        f"could not be read through DLPack ({e}); expected host float32, float16, bfloat16 or integer data") from None
     return np.asarray(a)
 
 
@@ -142,13 +149,18 @@ def _tensors(function):
         first = _first_foreign((*args, *kwargs.values()))
         if first is None:
             return function(*args, **kwargs)
-        library = sys.modules.get(type(first).__module__.partition(".")[0])
+        library = _library(first)
         callers = {name: kwargs[name] for name in outputs if _foreign(kwargs.get(name))}  # (keyword-only)
         kwargs.update({name: _writable(tensor, function.__name__, name) for name, tensor in callers.items()})
         result = function(*args, **kwargs)
         return _as_library(result, library, {id(kwargs[name]): tensor for name, tensor in callers.items()})
 
     return call
+
+
+def _library(tensor):
+    """The module of another library's tensor (torch for a torch.Tensor)."""
+    return sys.modules.get(type(tensor).__module__.partition(".")[0])
 
 
 def _first_foreign(values):
@@ -166,7 +178,11 @@ def _as_library(result, library, callers):
         return tuple(_as_library(r, library, callers) for r in result)
     if not isinstance(result, np.ndarray):
         return result
-    return callers[id(result)] if id(result) in callers else getattr(library, "from_dlpack", lambda a: a)(result)
+    if id(result) in callers:
+        return callers[id(result)]
+    if result.dtype.name == "bfloat16" and hasattr(library, "bfloat16"):  # (through DLPack as int16: NumPy's has no bfloat16)
+        return library.from_dlpack(result.view(np.int16)).view(library.bfloat16)
+    return getattr(library, "from_dlpack", lambda a: a)(result)
 
 
 def _int32(a, api, name, *outputs):
@@ -247,11 +263,12 @@ def set_output_cache(bytes):
 
 
 @_tensors
-def sinusoidal(positions, d, *, base=_D["base"], layout="interleaved", convention="vaswani", out=None,
+def sinusoidal(positions, d, *, base=_D["base"], layout="interleaved", convention="vaswani", out=None, dtype=None,
                schedule=_D["schedule"], device=_D["device"]):
-    """PE(positions) of width d (contract §1): positions [N] or [B, S] -> float32 [..., d]."""
+    """PE(positions) of width d (contract §1): positions [N] or [B, S] -> [..., d] of `dtype` (None:
+    float32; float16, bfloat16: docs/contract.md "Storage types")."""
     return _call("sinusoidal", _posattn.sinusoidal, positions=_int32(positions, "sinusoidal", "positions", ("out", out)), d=d,
-                 base=base, layout=layout, convention=convention, out=out, schedule=schedule, device=device)
+                 base=base, layout=layout, convention=convention, out=out, dtype=dtype, schedule=schedule, device=device)
 
 
 @_tensors
@@ -280,9 +297,9 @@ def learned_add(x, table, positions, *, offset=0, out=None, schedule=_D["schedul
 
 
 @_tensors
-def integer(positions, d, *, out=None, schedule=_D["schedule"], device=_D["device"]):
+def integer(positions, d, *, out=None, dtype=None, schedule=_D["schedule"], device=_D["device"]):
     """PE = p on every channel (contract §3): positions [N] or [B, S] -> float32 [..., d]."""
-    return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out,
+    return _call("integer", _posattn.integer, positions=_int32(positions, "integer", "positions", ("out", out)), d=d, out=out, dtype=dtype,
                  schedule=schedule, device=device)
 
 
@@ -295,11 +312,11 @@ def integer_add(x, positions, *, out=None, schedule=_D["schedule"], device=_D["d
 
 
 @_tensors
-def normalized(positions, d, *, length=None, mode="minus_one", out=None, schedule=_D["schedule"], device=_D["device"]):
+def normalized(positions, d, *, length=None, mode="minus_one", out=None, dtype=None, schedule=_D["schedule"], device=_D["device"]):
     """p/(L−1) ('minus_one', L = 1 gives 0) or p/L ('length') on every channel (contract §3), where L is
     `length`, or else the largest position + 1 of each sequence."""
     return _call("normalized", _posattn.normalized, positions=_int32(positions, "normalized", "positions", ("out", out)), d=d,
-                 length=length, mode=mode, out=out, schedule=schedule, device=device)
+                 length=length, mode=mode, out=out, dtype=dtype, schedule=schedule, device=device)
 
 
 @_tensors
@@ -311,11 +328,11 @@ def normalized_add(x, positions, *, length=None, mode="minus_one", out=None, sch
 
 
 @_tensors
-def binary(positions, d, *, signed=False, msb_first=False, out=None, schedule=_D["schedule"], device=_D["device"]):
+def binary(positions, d, *, signed=False, msb_first=False, out=None, dtype=None, schedule=_D["schedule"], device=_D["device"]):
     """Channel c = bit c of p (bit d−1−c with msb_first), {0, 1} or {−1, +1} (contract §3); every
     position must satisfy 0 <= p < 2^d."""
     return _call("binary", _posattn.binary, positions=_int32(positions, "binary", "positions", ("out", out)), d=d, signed=signed,
-                 msb_first=msb_first, out=out, schedule=schedule, device=device)
+                 msb_first=msb_first, out=out, dtype=dtype, schedule=schedule, device=device)
 
 
 @_tensors
@@ -327,10 +344,10 @@ def binary_add(x, positions, *, signed=False, msb_first=False, out=None, schedul
 
 
 @_tensors
-def sin_only(positions, d, *, base=_D["base"], out=None, schedule=_D["schedule"], device=_D["device"]):
+def sin_only(positions, d, *, base=_D["base"], out=None, dtype=None, schedule=_D["schedule"], device=_D["device"]):
     """PE[c] = sin(p · base^(−c/d)), c = 0 … d−1 (contract §3)."""
     return _call("sin_only", _posattn.sin_only, positions=_int32(positions, "sin_only", "positions", ("out", out)), d=d, base=base,
-                 out=out, schedule=schedule, device=device)
+                 out=out, dtype=dtype, schedule=schedule, device=device)
 
 
 @_tensors

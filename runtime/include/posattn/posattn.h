@@ -23,7 +23,9 @@ typedef enum posattn_dtype {
     POSATTN_FLOAT64 = 1,
     POSATTN_INT32 = 2,
     POSATTN_INT64 = 3,
-    POSATTN_BOOL = 4 /* one byte, 0 or 1 */
+    POSATTN_BOOL = 4, /* one byte, 0 or 1 */
+    POSATTN_FLOAT16 = 5, /* storage types: computed in float32, rounded once on store */
+    POSATTN_BFLOAT16 = 6
 } posattn_dtype;
 
 typedef enum posattn_layout { POSATTN_LAYOUT_INTERLEAVED = 0, POSATTN_LAYOUT_HALF = 1 } posattn_layout;

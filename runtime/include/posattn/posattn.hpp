@@ -30,7 +30,11 @@ constexpr int64_t floater_substeps = 5;
 inline constexpr const char *schedule = "hand", *device = "cpu";
 }  // namespace defaults
 
-enum class DType : int32_t { float32 = 0, float64 = 1, int32 = 2, int64 = 3, boolean = 4 /* one byte, 0 or 1 */ };
+// float16 (IEEE binary16) and bfloat16 (float32's upper half) are storage types: the kernels that
+// take them compute in float32 and round once on store (docs/contract.md "Storage types").
+enum class DType : int32_t {
+    float32 = 0, float64 = 1, int32 = 2, int64 = 3, boolean = 4 /* one byte, 0 or 1 */, float16 = 5, bfloat16 = 6
+};
 const char *dtype_name(DType dtype);
 size_t dtype_size(DType dtype);
 std::string shape_string(const std::vector<int64_t> &shape);  // "[2, 3]"

@@ -1,0 +1,33 @@
+"""The manifest's kernels (kernels.json), each storage dtype an entry lists as a kernel of its own:
+posattn_attn_plain_f32_decode with "dtypes": ["bf16"] is also posattn_attn_plain_bf16_decode, its
+params plus the dtype's ("dtype=bfloat16"), built where the dtype's "not_on" allows, without the
+f32 kernel's autoscheduled baselines and non-temporal twin (the dtype's "why"). "bf16_f32": bfloat16
+inputs, a float32 out (posattn_attn_plain_bf16_f32_decode).
+
+Run, it prints them as JSON ({"kernels": [...]}) for CMake; tests, tools and scripts import it."""
+import json
+import pathlib
+import sys
+
+MANIFEST = pathlib.Path(__file__).resolve().parents[1] / "kernels.json"
+
+
+def kernels(path=MANIFEST):
+    manifest = json.loads(pathlib.Path(path).read_text())
+    expanded = []
+    for kernel in manifest["kernels"]:
+        expanded.append(dict(kernel, dtype="f32"))
+        for name in kernel.get("dtypes", []):
+            dtype = manifest["dtypes"][name]
+            function = kernel["function"].replace("_f32", f"_{name}", 1)
+            assert function != kernel["function"], f"{function}: no _f32 in its name to give the dtype"
+            expanded.append(dict(function=function, generator=kernel["generator"], dtype=name,
+                                 params=kernel["params"] + dtype["params"], autoschedulers=[],
+                                 not_on={**kernel.get("not_on", {}), **dtype.get("not_on", {})}, why=dtype["why"]))
+    for kernel in expanded:
+        kernel.pop("dtypes", None)
+    return expanded
+
+
+if __name__ == "__main__":
+    json.dump({"kernels": kernels(*sys.argv[1:])}, sys.stdout, ensure_ascii=False)
