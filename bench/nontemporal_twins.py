@@ -1,4 +1,5 @@
-"""Each x86 kernel with a non-temporal twin (kernels.json "nontemporal") against its twin, on the
+"""Each x86 kernel with a non-temporal twin (kernels.json "nontemporal", every storage type's
+instance: cmake/manifest.py) against its twin, on the
 benchmark's shapes with 64-byte aligned outputs, alternated call by call with the copy stream:
 
     PYTHONPATH=build/python .venv/bin/python bench/nontemporal_twins.py [--repeats 7] [--only TEXT,...]
@@ -8,7 +9,6 @@ threshold set out of reach) and the twin, linked from build/<kernel>_nontemporal
 library, as schedule "twin". Prints, per benchmark, both speeds as fractions of the copy stream's
 and the twin's speed-up (median of the per-pair ratios)."""
 import argparse
-import json
 import os
 import pathlib
 import statistics
@@ -27,6 +27,8 @@ import bench  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / "build"
+sys.path.insert(0, str(ROOT / "cmake"))
+import manifest  # noqa: E402
 
 
 def main():
@@ -35,9 +37,10 @@ def main():
     parser.add_argument("--only", default="", help="benchmarks whose name contains this text (or one of these, comma-separated)")
     args = parser.parse_args()
     posattn.set_num_threads(bench.THREADS)
-    twinned = {k["function"] for k in json.loads((ROOT / "kernels.json").read_text())["kernels"] if k.get("nontemporal")}
+    twinned = {k["function"] for k in manifest.kernels() if k.get("nontemporal")}
     rng = np.random.default_rng(0)
-    benches = bench.encoding_benches(rng) + bench.complex_order_benches(rng) + bench.rope_benches(rng) + bench.alibi_benches(rng)
+    benches = (bench.encoding_benches(rng) + bench.complex_order_benches(rng) + bench.rope_benches(rng) + bench.alibi_benches(rng)
+               + bench.storage_benches(rng))
     streams = bench.Streams(256 << 18, 1024)
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="posattn-twins-"))
     print("| benchmark | of copy, kernel | of copy, twin | twin speed-up |\n|---|---|---|---|")

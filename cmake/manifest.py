@@ -1,7 +1,8 @@
 """The manifest's kernels (kernels.json), each storage dtype an entry lists as a kernel of its own:
 posattn_attn_plain_f32_decode with "dtypes": ["bf16"] is also posattn_attn_plain_bf16_decode, its
-params plus the dtype's ("dtype=bfloat16"), built where the dtype's "not_on" allows, without the
-f32 kernel's autoscheduled baselines and non-temporal twin (the dtype's "why"). "bf16_f32": bfloat16
+params plus the dtype's ("dtype=bfloat16"), built where the dtype's "not_on" allows, with the f32
+kernel's non-temporal twin (x86's large outputs run it) but not its autoscheduled baselines (the
+dtype's "why"). "bf16_f32": bfloat16
 inputs, a float32 out (posattn_attn_plain_bf16_f32_decode). "gpu_features": per GPU API, the target
 features its instances add (vk_float16).
 
@@ -24,6 +25,7 @@ def kernels(path=MANIFEST):
             assert function != kernel["function"], f"{function}: no _f32 in its name to give the dtype"
             expanded.append(dict(function=function, generator=kernel["generator"], dtype=name,
                                  params=kernel["params"] + dtype["params"], autoschedulers=[],
+                                 nontemporal=kernel.get("nontemporal", False),
                                  not_on={**kernel.get("not_on", {}), **dtype.get("not_on", {})}, why=dtype["why"],
                                  gpu_features=dtype.get("gpu_features", {})))
     for kernel in expanded:

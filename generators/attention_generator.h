@@ -80,7 +80,7 @@ public:
         using namespace Halide;
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
-        stages_ = define_attention(self().declaration(), attention_tiles(this->get_target(), schedule_params, shape_class),
+        stages_ = define_attention(with_wide_keys(self().declaration()), attention_tiles(this->get_target(), schedule_params, shape_class),
                                    widened(q), widened(k), widened(v),
                                    D, Dv, Lq, Lk, group, KeyMasks{key_first, key_end, keys_from, keys_until, mask, bias, masked},
                                    scale, lookahead, window);
@@ -125,6 +125,17 @@ private:
         lookahead.set_estimate(std::numeric_limits<int32_t>::max());
         window.set_estimate(cls == "window" ? 256 : std::numeric_limits<int32_t>::max());
         out.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
+    }
+
+    // 16-bit keys widened once per call on CPUs (as a transformed k, computed root): the prefill
+    // q·k tile broadcasts k element by element, which in 16 bits paid a conversion per element
+    // (float16 prefill ran at 0.57x the float32 kernel). Not where the kernel streams keys once
+    // (decoding), nor on GPUs, which convert on load for free.
+    AttentionDeclaration with_wide_keys(AttentionDeclaration decl) {
+        const bool streams_keys = std::string(shape_class).rfind("decode", 0) == 0;
+        if (dtype.value() != Halide::Float(32) && !streams_keys && !decl.transform_k && !this->get_target().has_gpu_feature())
+            decl.transform_k = [](Halide::Func wide) { return wide; };
+        return decl;
     }
 
     AttentionStages stages_;

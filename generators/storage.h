@@ -4,6 +4,7 @@
 #pragma once
 
 #include <sstream>
+#include <vector>
 
 #include "Halide.h"
 
@@ -35,7 +36,8 @@ inline Halide::Expr widened(const Halide::Expr &e) { return e.type() == Halide::
 inline Halide::Func widened(const Halide::Func &f) {
     if (f.type() == Halide::Float(32)) return f;
     Halide::Func wide(f.name() + "_f32");
-    wide(Halide::_) = Halide::cast<float>(f(Halide::_));
+    std::vector<Halide::Var> args(f.dimensions());  // named, for schedules that take wide's args()
+    wide(args) = Halide::cast<float>(f(args));
     return wide;
 }
 

@@ -13,8 +13,8 @@ namespace posattn {
 // the kernel is compiled with row_tiles (schedules/cpu/encodings.h TiledEncodingParams).
 template <typename Schedule>
 void with_cpu_encoding_params(const Halide::Target &target, const std::string &text, bool row_tiles, Schedule &&schedule) {
-    const bool arm = target_family(target) == TargetFamily::arm;
-    if (row_tiles) schedule(parse_schedule_params(target, text, arm ? arm::tiled_encoding_defaults() : x86::tiled_encoding_defaults()));
+    const bool arm = target_family(target) == TargetFamily::arm, avx512 = isa_level(target) == "avx512";
+    if (row_tiles) schedule(parse_schedule_params(target, text, arm ? arm::tiled_encoding_defaults() : x86::tiled_encoding_defaults(avx512)));
     else schedule(parse_schedule_params(target, text, arm ? arm::encoding_defaults() : x86::encoding_defaults()));
 }
 

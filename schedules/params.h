@@ -6,6 +6,7 @@
 // and tuning candidates reach a build.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -46,13 +47,14 @@ Params parse_schedule_params(const std::string &text, Params params) {
             throw Halide::CompileError("posattn: schedule_params item '" + item + "' is not name:value");
         given[item.substr(0, eq)] = std::stoi(item.substr(eq + 1));
     }
-    params.fields([&](const char *name, int &field, const std::vector<int> &) {
+    params.fields([&](const char *name, int &field, const std::vector<int> &choices) {
         auto it = given.find(name);
         if (it != given.end()) {
             field = it->second;
             given.erase(it);
         }
-        if (field <= 0)
+        // (0 only where a field declares it a choice: the encodings' whole rows)
+        if (field < 0 || (field == 0 && std::find(choices.begin(), choices.end(), 0) == choices.end()))
             throw Halide::CompileError(std::string("posattn: schedule parameter '") + name + "' is " +
                                        std::to_string(field) + "; expected a positive value");
     });

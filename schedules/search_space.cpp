@@ -50,7 +50,7 @@ void each_schedule(Visit &&visit) {
     };
     for (bool avx512 : {true, false})  // x86 (AVX-512) and x86_avx2: each ISA level's defaults
         family(avx512 ? "x86" : "x86_avx2", cpu(avx512 ? "x86-64-linux-avx512" : "x86-64-linux-avx2"), x86::encoding_defaults(),
-               x86::tiled_encoding_defaults(), x86::floater_defaults(), x86::linear_defaults(avx512), x86::rope_defaults());
+               x86::tiled_encoding_defaults(avx512), x86::floater_defaults(), x86::linear_defaults(avx512), x86::rope_defaults());
     family("arm", cpu("arm-64-linux"), arm::encoding_defaults(), arm::tiled_encoding_defaults(), arm::floater_defaults(),
            arm::linear_defaults(), arm::rope_defaults());
     for (bool vulkan : {false, true})  // the GPU schedules, and with Vulkan's own attention tile

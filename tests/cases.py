@@ -710,8 +710,10 @@ def deberta_attention_cases():
 def linear_cases():
     cases = []
     # (N, E, O, bias, layout)
+    # (E = 0: an empty sum, so out is the bias, or zero, in every row)
     for N, E, O, bias, layout in [(37, 40, 48, True, "contiguous"), (300, 129, 77, False, "contiguous"),
-                                  (5, 16, 33, True, "strided"), (1, 1, 1, True, "contiguous")]:
+                                  (5, 16, 33, True, "strided"), (1, 1, 1, True, "contiguous"),
+                                  (6, 0, 9, True, "contiguous"), (3, 0, 5, False, "contiguous")]:
         def run(rng, call, N=N, E=E, O=O, bias=bias, layout=layout):
             x = rng.standard_normal((N, E)).astype(np.float32)
             w = rng.standard_normal((O, E)).astype(np.float32)

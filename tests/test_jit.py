@@ -55,6 +55,19 @@ def test_a_gpu_api_kernel(rng):
     np.testing.assert_array_equal(out, reference.integer(positions, 24).astype(np.float32))
 
 
+def test_a_float16_kernel_gets_its_storage_types_target_features(rng):
+    """A Vulkan float16 kernel needs vk_float16 in its target (kernels.json gpu_features): jit's
+    default compiles it with them, so its result is the AOT kernel's."""
+    if "posattn_integer_add_f16" not in {e["function"] for e in posattn.kernels() if e["family"] == "vulkan"}:
+        pytest.skip("this build has no Vulkan float16 kernels")
+    x = rng.standard_normal((2, 33, 40), dtype=np.float32).astype(np.float16)
+    positions = rng.integers(0, 5000, size=(2, 33)).astype(np.int32)
+    schedule = posattn.jit("posattn_integer_add_f16", device="vulkan")
+    out = posattn.integer_add(x, positions, schedule=schedule, device="vulkan")
+    assert out.dtype == np.float16
+    np.testing.assert_array_equal(out, posattn.integer_add(x, positions, device="vulkan"))
+
+
 def test_the_disk_cache_serves_another_process_without_compiling(jit_cache):
     posattn.jit("posattn_attn_alibi_f32")
     before = {p: p.stat().st_mtime_ns for p in jit_cache.rglob("*.so")}

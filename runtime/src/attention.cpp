@@ -616,8 +616,9 @@ std::string type_name(halide_type_t type) {
 }
 
 // A variant of one's own (CustomAttention): its inputs by the kernel's argument names, each of the
-// kernel's type and rank; every argument the kernel adds to posattn's given, and no other.
-void custom_args(const Checker &check, const CustomAttention &custom, const CallOptions &call, EncodingArgs &args) {
+// kernel's type and rank; every argument the kernel adds to posattn's given, and no other; q of
+// the kernel's storage type (posattn's own kernels are named by theirs).
+void custom_args(const Checker &check, const CustomAttention &custom, const CallOptions &call, DType dtype, EncodingArgs &args) {
     static const std::set<std::string_view> posattn_arguments{
         "__user_context", "q", "k", "v", "key_first", "key_end", "keys_from", "keys_until", "mask", "bias", "masked",
         "scale", "lookahead", "window", "out"};
@@ -626,6 +627,8 @@ void custom_args(const Checker &check, const CustomAttention &custom, const Call
     for (int a = 0; a < meta->num_arguments; a++) {
         const halide_filter_argument_t &formal = meta->arguments[a];
         const std::string name = formal.name, of_kernel = "' of kernel " + custom.kernel + " (" + type_name(formal.type);
+        if (name == "q" && formal.type != detail::halide_type(dtype))
+            check.fail(std::string("argument 'q' has dtype ") + dtype_name(dtype) + "; kernel " + custom.kernel + " takes " + type_name(formal.type));
         if (posattn_arguments.count(name)) continue;
         taken.insert(name);
         if (formal.kind != halide_argument_kind_input_scalar) {
@@ -667,15 +670,6 @@ void custom_args(const Checker &check, const CustomAttention &custom, const Call
     args.function = custom.kernel;
 }
 
-// q's storage type is the kernel's (a custom kernel has its own; posattn's are named by theirs).
-void check_storage(const Checker &check, const detail::KernelEntry &kernel, const Tensor &q) {
-    const halide_filter_metadata_t *meta = kernel.metadata();
-    for (int a = 0; a < meta->num_arguments; a++)
-        if (std::string_view(meta->arguments[a].name) == "q" && meta->arguments[a].type != detail::halide_type(q.dtype))
-            check.fail(std::string("argument 'q' has dtype ") + dtype_name(q.dtype) + "; kernel " + kernel.function + " takes " +
-                       type_name(meta->arguments[a].type));
-}
-
 // What a variant's arguments are made from: the call, checked so far, and its key ranges.
 struct Call {
     const Checker &check;
@@ -683,6 +677,7 @@ struct Call {
     const Shape &s;
     const CallOptions &call;
     const Visibility &vis;
+    DType dtype;  // q's
 };
 // Tensors a call reads besides q, k and v, by argument name (for the overlap checks with out).
 using Inputs = std::vector<std::pair<const Tensor *, const char *>>;
@@ -735,7 +730,7 @@ const Variant kVariants[] = {
      [](const AttentionOptions &o, Inputs &in) {
          for (const auto &[name, t] : o.custom->inputs) add(in, &t, name.c_str());
      },
-     [](const Call &c, EncodingArgs &a) { custom_args(c.check, *c.o.custom, c.call, a); }},
+     [](const Call &c, EncodingArgs &a) { custom_args(c.check, *c.o.custom, c.call, c.dtype, a); }},
 };
 
 // The call's position encoding (nullptr: plain attention); more than one is an error.
@@ -812,7 +807,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     if (o.check_finite) check.finite_values(q, "q", call);
     if (o.check_finite && !plain) check_keys();
     EncodingArgs args;
-    if (variant) variant->args(Call{check, o, s, call, vis}, args);
+    if (variant) variant->args(Call{check, o, s, call, vis, q.dtype}, args);
     if (!o.custom) args.function = detail::typed(args.function, dtype, out_dtype);
     if (out_dtype != dtype && !detail::find_kernel(args.function, call))
         check.fail(std::string("argument 'out' has dtype float32; expected ") + dtype_name(dtype) + ", q's (a float32 out of " +
@@ -844,7 +839,6 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
     const detail::KernelEntry *kernel_entry = shape_class ? detail::find_kernel(args.function + shape_class, call) : nullptr;
     const bool decode_class = kernel_entry && few_rows;
     if (!kernel_entry) kernel_entry = &detail::require_kernel(args.function, call);
-    check_storage(check, *kernel_entry, q);
     // A decode step reads its KV cache once: a CPU decode kernel makes any NaN or Inf it reads
     // show in its output (generators/attention.h, infinite_scores_as_nan), so it writes a scratch
     // output, and k and v are scanned only where that holds one, to name the argument (none found:
@@ -857,9 +851,7 @@ void attention(const Tensor &q, const Tensor &k, const Tensor &v, const Tensor &
 
     if (vis.longest == 0) {  // no visible key at all: every row is fully masked, so exactly zero (contract §0)
         detail::HostImage zeros(out, call, false);  // a device out: its elements only (the bytes between them stay)
-        auto *data = static_cast<uint8_t *>(zeros.tensor().data);
-        const int64_t size = int64_t(dtype_size(out_dtype));  // (0.0 is all zero bits in every storage type)
-        detail::for_each_offset<1>(out.shape, {&out}, [&](const std::array<int64_t, 1> &at) { std::memset(data + at[0] * size, 0, size_t(size)); });
+        detail::fill_zero(zeros.tensor());
         return zeros.commit();
     }
     using detail::Strided;

@@ -213,14 +213,8 @@ void run_sinusoidal(const char *api, const Tensor *x, const Tensor &positions, c
         // from a host image, its other channels as the kernel left them.)
         detail::HostImage out_image(out3, call, out.memory == Memory::device);
         Tensor last = last_channel(out_image.tensor());
-        if (x) {
-            detail::copy_strided(last_channel(detail::HostImage(*x, call, true).tensor()), last);
-        } else {
-            const size_t size = dtype_size(dtype);  // (0.0 is all zero bits in every storage type)
-            detail::for_each_offset<1>(last.shape, {&last}, [&](const std::array<int64_t, 1> &o) {
-                std::memset(static_cast<uint8_t *>(last.data) + o[0] * int64_t(size), 0, size);
-            });
-        }
+        if (x) detail::copy_strided(last_channel(detail::HostImage(*x, call, true).tensor()), last);
+        else detail::fill_zero(last);
         out_image.commit();
     }
 }
@@ -253,28 +247,28 @@ void run_learned(const char *api, const Tensor *x, const Tensor &table, const Te
 
 
 // The simple encodings (contract §3): checks shared by every kind, then the kind's kernel.
-// (out's dtype: checked by check_encoding)
-std::string simple_function(const char *kind, const Tensor *x, const Tensor &out) {
-    return detail::typed(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), out.dtype);
+// (dtype: check_encoding's)
+std::string simple_function(const char *kind, const Tensor *x, DType dtype) {
+    return detail::typed(std::string("posattn_") + kind + (x ? "_add_f32" : "_f32"), dtype);
 }
 
 template <typename Bind>
-void run_simple(const char *kind, const Tensor *x, const Tensor *positions, const Tensor &out,
+void run_simple(const char *kind, const Tensor *x, const Tensor *positions, const Tensor &out, DType dtype,
                 const CallOptions &call, Bind bind) {
-    const std::string function = simple_function(kind, x, out);
+    const std::string function = simple_function(kind, x, dtype);
     if (detail::nothing_to_compute(out, function, call)) return;
     run_elementwise(function, x, positions, out, call, bind);
 }
 
 void run_integer(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const CallOptions &call) {
-    check_encoding(Checker(api), x, positions, out, call);
-    run_simple("integer", x, &positions, out, call, [](KernelCall &) {});
+    const DType dtype = check_encoding(Checker(api), x, positions, out, call);
+    run_simple("integer", x, &positions, out, dtype, call, [](KernelCall &) {});
 }
 
 void run_normalized(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out,
                     const NormalizedOptions &o, const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out, call);
+    const DType dtype = check_encoding(check, x, positions, out, call);
     if (o.length < 0) check.fail("argument 'length' is " + std::to_string(o.length) + "; expected length >= 1, or 0 for max(positions) + 1 per sequence");
     // L per sequence: the given length, or the sequence's largest position + 1.
     int64_t batch = with_leading_batch(out).shape[0];
@@ -293,13 +287,13 @@ void run_normalized(const char *api, const Tensor *x, const Tensor &positions, c
         inv_length[b] = o.mode == NormalizedMode::length ? 1.0 / L : (L > 1 ? 1.0 / (L - 1) : 0.0);
     }
     HalideView inv_view(Tensor{inv_length.data(), DType::float64, {batch}, {}}, false);
-    run_simple("normalized", x, &positions, out, call, [&](KernelCall &k) { k.arg("inv_length", inv_view); });
+    run_simple("normalized", x, &positions, out, dtype, call, [&](KernelCall &k) { k.arg("inv_length", inv_view); });
 }
 
 void run_binary(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, const BinaryOptions &o,
                 const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out, call);
+    const DType dtype = check_encoding(check, x, positions, out, call);
     int64_t d = out.shape.back();
     // p must fit in d bits (contract §3); positions are int32, so d >= 31 only excludes negatives.
     int64_t limit = d >= 31 ? int64_t(1) << 31 : int64_t(1) << d;
@@ -309,23 +303,23 @@ void run_binary(const char *api, const Tensor *x, const Tensor &positions, const
                        (d >= 63 ? "2^" + std::to_string(d) : std::to_string(int64_t(1) << d)) + " (d = " +
                        std::to_string(d) + " bits)");
     });
-    run_simple("binary", x, &positions, out, call,
+    run_simple("binary", x, &positions, out, dtype, call,
                [&](KernelCall &k) { k.arg("signed_bits", o.signed_values).arg("msb_first", o.msb_first); });
 }
 
 void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, const Tensor &out, double base,
                   const CallOptions &call) {
     Checker check(api);
-    check_encoding(check, x, positions, out, call);
+    const DType dtype = check_encoding(check, x, positions, out, call);
     check.positive_normal(base, "base");
     // (before the frequencies, which are as many as the channels of an empty out)
-    if (detail::nothing_to_compute(out, simple_function("sin_only", x, out), call)) return;
+    if (detail::nothing_to_compute(out, simple_function("sin_only", x, dtype), call)) return;
     int64_t d = out.shape.back();
     std::vector<int32_t> turns =
         kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per channel
-    run_simple("sin_only", x, nullptr, out, call, [&](KernelCall &k) {
+    run_simple("sin_only", x, nullptr, out, dtype, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
         tables.bind(k);
     });

@@ -56,6 +56,7 @@ struct DeviceApi {
 // What posattn::jit compiles from (registry.inc, generated from the manifest; runtime/src/jit.cpp).
 struct BuiltKernel {
     const char *function, *family, *generator, *params;  // params: "name=value" lines
+    const char *features;  // target features its storage type adds on a GPU API ("vk_float16"), "-" joined
 };
 extern const BuiltKernel kBuiltKernels[];
 struct JitTarget {
@@ -201,6 +202,8 @@ void for_each_offset(const std::vector<int64_t> &shape, const std::array<const T
 
 // Copies between two views of the same shape, element by element.
 void copy_strided(const Tensor &from, const Tensor &to);
+// Sets every element of t to zero (all zero bits: 0.0 in every storage type).
+void fill_zero(const Tensor &t);
 
 // The elements [begin, end) of t's axis, with t's strides (explicit).
 Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end);

@@ -200,8 +200,9 @@ std::string jit(const std::string &function, const JitOptions &options) {
     std::lock_guard<std::mutex> lock(jit_mutex);
     const detail::BuiltKernel &built = built_kernel(function, options.device);
     const std::string lib = library_dir(), binary = generator_binary(lib);
+    const std::string features = *built.features ? std::string("-") + built.features : "";
     std::vector<std::string> arguments{"-g", built.generator, "-e", "object",
-                                       "target=" + target_of(options.device) + "-user_context-large_buffers-no_runtime"};
+                                       "target=" + target_of(options.device) + features + "-user_context-large_buffers-no_runtime"};
     for (const auto &[name, value] : kernel_params(built, options)) arguments.push_back(name + "=" + value);
     const std::string key = cache_key(binary, arguments), symbol = "posattn_jit_" + key, schedule = "jit_" + key.substr(0, 16);
     if (detail::find_kernel(function, CallOptions{schedule, options.device})) return schedule;  // loaded before

@@ -39,11 +39,8 @@ void linear(const Tensor &x, const Tensor &weight, const std::optional<Tensor> &
     if (detail::nothing_to_compute(out, function, call)) return;
     if (E == 0) {  // an empty sum: the bias alone
         detail::HostImage bias_image(b, call, true), out_image(out, call, false);
-        auto *data = static_cast<uint8_t *>(out_image.tensor().data);
-        const auto *values = static_cast<const uint8_t *>(bias_image.tensor().data);
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t o = 0; o < O; o++)
-                std::memcpy(data + (n * out.stride(0) + o * out.stride(1)) * int64_t(size), values + o * b.stride(0) * int64_t(size), size);
+        const Tensor &bias_values = bias_image.tensor();  // each row of out: the bias (a zero stride over rows)
+        detail::copy_strided(Tensor{bias_values.data, dtype, {N, O}, {0, bias_values.stride(0)}}, out_image.tensor());
         return out_image.commit();
     }
     HalideView x_view(x, false), w_view(weight, false), b_view(b, false), out_view(out, true);

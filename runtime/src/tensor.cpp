@@ -387,6 +387,11 @@ void copy_strided(const Tensor &from, const Tensor &to) {
     });
 }
 
+void fill_zero(const Tensor &t) {
+    static const uint64_t zero = 0;  // (every dtype's size or less)
+    copy_strided(Tensor{const_cast<uint64_t *>(&zero), t.dtype, t.shape, std::vector<int64_t>(t.shape.size(), 0)}, t);
+}
+
 Tensor slice(const Tensor &t, size_t axis, int64_t begin, int64_t end) {
     Tensor c = t;
     c.strides.resize(t.shape.size());

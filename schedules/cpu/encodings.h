@@ -23,14 +23,14 @@ struct EncodingParams {
 };
 
 // A kernel compiled with row_tiles (kernels.json; the trig x + PE forms): its task's rows in tiles
-// of tile_rows rows × tile_vectors vectors of channels (parallel_rows).
+// of tile_rows rows × tile_vectors vectors of channels (parallel_rows); tile_rows 0: whole rows.
 struct TiledEncodingParams : EncodingParams {
     int tile_rows = 0, tile_vectors = 0;
 
     template <typename Visit>
     void fields(Visit &&visit) {
         EncodingParams::fields(visit);
-        visit("tile_rows", tile_rows, {4, 8, 16, 32, 64});
+        visit("tile_rows", tile_rows, {0, 4, 8, 16, 32, 64});
         visit("tile_vectors", tile_vectors, {1, 2, 4, 8, 16, 32, 64});
     }
 };
