@@ -25,7 +25,7 @@ endif ()
 install(DIRECTORY runtime/include/posattn DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 set_target_properties(posattn PROPERTIES EXPORT_NAME runtime)
 install(TARGETS posattn EXPORT posattn_targets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(FILES ${posattn_static} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES ${posattn_static} ${posattn_embed} DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 if (TARGET posattn_generators)
   # The generators link the Halide they were built with (libHalide, by its absolute path).

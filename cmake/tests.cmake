@@ -61,6 +61,12 @@ if (TARGET posattn_attn_plain_f32_decode1)
   target_include_directories(c_call_overhead PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
   add_dependencies(c_call_overhead posattn_attn_plain_f32_decode1)
 endif ()
+# The embedding example (examples/embed/): a C program on libposattn_embed.a alone, run by
+# tests/test_embed.py (under qemu in the ARM leg).
+if (TARGET posattn_linear_f16 AND TARGET posattn_rope_f16 AND TARGET posattn_attn_plain_f16_decode)
+  add_executable(embed_decode_step examples/embed/decode_step.c)
+  target_link_libraries(embed_decode_step PRIVATE posattn::embed)
+endif ()
 if (POSATTN_FAMILY STREQUAL "arm")
   # Every Android kernel and its runtime, whole, in one shared object with no undefined symbol
   # left beyond the C library's (the one Android-only function, the log, is stubbed there).

@@ -821,7 +821,7 @@ PYBIND11_MODULE(_posattn, m) {
         py::list list;
         for (const auto &k : posattn::kernels())
             list.append(py::dict(py::arg("key") = k.key, py::arg("function") = k.function,
-                                 py::arg("family") = k.family, py::arg("schedule") = k.schedule));
+                                 py::arg("family") = k.family, py::arg("schedule") = k.schedule, py::arg("targets") = k.targets));
         return list;
     });
 }

@@ -8,9 +8,11 @@
 // Blocks of 1 MiB or more are kept when freed, up to a limit in all, and reused by a later
 // allocation they fit with at most twice its size (small scratch blocks: per thread, below); blocks
 // of 2 MiB or more ask for transparent huge pages, so that a new one faults once per 2 MiB.
+// An app's allocator (set_allocator) replaces all of that for the kernels' scratch.
 #include <sys/mman.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <map>
@@ -25,12 +27,33 @@ namespace {
 constexpr size_t kAlignment = 128;  // Halide asks for the vector alignment (64 on x86, 32 on ARM)
 constexpr size_t kKeptFrom = size_t(1) << 20, kHugePage = size_t(2) << 20;
 
+// An app's allocator, kept for good once set: its blocks name it, and one set before may still own
+// blocks in flight.
+struct Allocator {
+    Allocate allocate;
+    Release release;
+    void *context;
+};
+std::atomic<const Allocator *> app_allocator{nullptr};
+
+struct Header {
+    size_t capacity;
+    const Allocator *owner;  // nullptr: posattn's own (posix_memalign)
+};
+static_assert(sizeof(Header) <= kAlignment);
+
+void *with_header(void *base, size_t capacity, const Allocator *owner) {
+    *static_cast<Header *>(base) = Header{capacity, owner};
+    return static_cast<char *>(base) + kAlignment;
+}
+const Header &header_of(void *ptr) { return *reinterpret_cast<const Header *>(static_cast<char *>(ptr) - kAlignment); }
+
 class BlockCache {
 public:
     explicit BlockCache(size_t limit) : limit_(limit) {}
 
-    // A block is [header: its capacity][kAlignment - 8 bytes][the caller's bytes: capacity]; the
-    // capacity has kAlignment bytes of slack, since Halide may read a little past the end.
+    // A block is [header: its capacity, its allocator][kAlignment - 16 bytes][the caller's bytes:
+    // capacity]; the capacity has kAlignment bytes of slack, since Halide may read a little past the end.
     void *allocate(size_t size) {
         size_t capacity = (size + kAlignment - 1) / kAlignment * kAlignment + kAlignment;
         if (capacity < size) return nullptr;  // overflow
@@ -48,14 +71,13 @@ public:
         void *base = nullptr;
         if (posix_memalign(&base, huge ? kHugePage : kAlignment, capacity + kAlignment) != 0) return nullptr;
         if (huge) madvise(base, capacity + kAlignment, MADV_HUGEPAGE);  // advice only: may be refused
-        *static_cast<size_t *>(base) = capacity;
-        return static_cast<char *>(base) + kAlignment;
+        return with_header(base, capacity, nullptr);
     }
 
     void release(void *ptr) {
         if (!ptr) return;
         void *base = static_cast<char *>(ptr) - kAlignment;
-        size_t capacity = *static_cast<size_t *>(base);
+        size_t capacity = static_cast<const Header *>(base)->capacity;
         if (capacity >= kKeptFrom) {
             std::lock_guard<std::mutex> lock(mutex_);
             if (kept_bytes_ + capacity <= limit_) {
@@ -120,7 +142,7 @@ public:
     ~ThreadBlocks() {
         for (size_t n = 0; n < count_; n++) std::free(kept_[n]);
     }
-    static size_t capacity_of(void *base) { return *static_cast<size_t *>(base); }
+    static size_t capacity_of(void *base) { return static_cast<const Header *>(base)->capacity; }
 
 private:
     std::array<void *, 16> kept_{};
@@ -129,6 +151,12 @@ private:
 thread_local ThreadBlocks thread_blocks;
 
 void *scratch_malloc(void *, size_t size) {
+    if (const Allocator *app = app_allocator.load(std::memory_order_acquire)) {
+        size_t capacity = size + 2 * kAlignment;  // (the header, and the slack past the end)
+        if (capacity < size) return nullptr;
+        void *base = app->allocate(app->context, capacity, kAlignment);
+        return base ? with_header(base, capacity - kAlignment, app) : nullptr;
+    }
     if (size < ThreadBlocks::kSmall)
         if (void *ptr = thread_blocks.take(size + kAlignment)) return ptr;
     return scratch_blocks().allocate(size);
@@ -136,6 +164,7 @@ void *scratch_malloc(void *, size_t size) {
 
 void scratch_free(void *, void *ptr) {
     if (!ptr) return;
+    if (const Allocator *owner = header_of(ptr).owner) return owner->release(owner->context, static_cast<char *>(ptr) - kAlignment);
     void *base = static_cast<char *>(ptr) - kAlignment;
     if (ThreadBlocks::capacity_of(base) < ThreadBlocks::kSmall && thread_blocks.keep(base)) return;
     scratch_blocks().release(ptr);
@@ -147,6 +176,13 @@ void *allocate_output(size_t bytes) { return output_blocks().allocate(bytes); }
 void free_output(void *data) { output_blocks().release(data); }
 
 size_t set_output_cache(size_t bytes) { return output_blocks().set_limit(bytes); }
+
+void set_allocator(Allocate allocate, Release release, void *context) {
+    if (!allocate != !release)
+        throw Error(Error::Kind::invalid_argument, std::string("posattn.set_allocator: argument '") + (allocate ? "release" : "allocate") +
+                                                       "' is null; expected both functions, or both null for posattn's own");
+    app_allocator.store(allocate ? new Allocator{allocate, release, context} : nullptr, std::memory_order_release);
+}
 
 namespace detail {
 

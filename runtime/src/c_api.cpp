@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "internal.h"
 #include "posattn/posattn.h"
 #include "posattn/posattn.hpp"
 
@@ -453,6 +454,31 @@ posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *wei
 
 posattn_status posattn_set_num_threads(int32_t threads) {
     return guarded([&] { posattn::set_num_threads(threads); });
+}
+
+posattn_status posattn_set_allocator(posattn_allocate_fn allocate, posattn_release_fn release, void *context) {
+    return guarded([&] { posattn::set_allocator(allocate, release, context); });
+}
+
+int32_t posattn_kernel_count(void) {
+    int32_t count = 0;
+    posattn::detail::for_each_kernel([&](const posattn::detail::KernelEntry &) { count++; });
+    return count;
+}
+
+posattn_status posattn_kernel_at(int32_t index, posattn_kernel_info *info) {
+    return guarded([&] {
+        if (!info) throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'info' is NULL; expected a posattn_kernel_info to fill");
+        const posattn::detail::KernelEntry *found = nullptr;
+        int32_t n = 0;
+        posattn::detail::for_each_kernel([&](const posattn::detail::KernelEntry &e) {
+            if (n++ == index) found = &e;
+        });
+        if (!found)
+            throw posattn::Error(posattn::Error::Kind::invalid_argument, "posattn: argument 'index' is " + std::to_string(index) +
+                                                                             "; expected 0 <= index < " + std::to_string(n) + " (posattn_kernel_count())");
+        *info = posattn_kernel_info{found->function, found->family, found->schedule, found->targets};
+    });
 }
 
 posattn_status posattn_set_device(const char *device) {

@@ -22,6 +22,7 @@ using ArgvFunction = int (*)(void **);
 
 struct KernelEntry {
     const char *function, *family, *schedule;
+    const char *targets;  // the Halide targets compiled in, ","-joined (a CPU library's ISA levels)
     ArgvFunction argv;
     const halide_filter_metadata_t *(*metadata)();
     // The same kernel with non-temporal output stores (x86, cmake/nontemporal_outputs.py), run

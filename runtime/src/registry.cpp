@@ -476,7 +476,7 @@ void add_entry(const std::string &function, KernelArgv argv, KernelMetadata meta
     const char *schedule_name = detail::loaded_names.emplace_back(schedule).c_str();
     const char *family = device == "cpu" ? detail::kCpuFamily : detail::loaded_names.emplace_back(device).c_str();
     detail::entries_by_function()[function_name].push_back(
-        &detail::loaded.emplace_back(detail::KernelEntry{function_name, family, schedule_name, argv, metadata}));
+        &detail::loaded.emplace_back(detail::KernelEntry{function_name, family, schedule_name, metadata()->target, argv, metadata}));
 }
 }  // namespace
 
@@ -508,7 +508,7 @@ void load_kernel(const std::string &path, const std::string &symbol, const std::
 std::vector<KernelInfo> kernels() {
     std::vector<KernelInfo> list;
     detail::for_each_kernel([&](const detail::KernelEntry &e) {
-        list.push_back({std::string(e.function) + "." + e.family, e.function, e.family, e.schedule});
+        list.push_back({std::string(e.function) + "." + e.family, e.function, e.family, e.schedule, e.targets});
     });
     return list;
 }

@@ -200,7 +200,8 @@ def _int32(a, api, name, *outputs):
 
 
 def kernels():
-    """This build's kernels, one dict each: key, function, family (cpu family or GPU API), schedule."""
+    """This build's kernels, one dict each: key, function, family (cpu family or GPU API), schedule,
+    targets (the Halide targets compiled in, ","-joined: a CPU kernel's ISA levels)."""
     return _posattn.kernels()
 
 

@@ -4,6 +4,7 @@
 #ifndef POSATTN_H
 #define POSATTN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -243,8 +244,25 @@ posattn_status posattn_load_kernel(const char *path, const char *symbol, const c
 posattn_status posattn_linear(const posattn_tensor *x, const posattn_tensor *weight, const posattn_tensor *bias,
                               const posattn_tensor *out);
 
-/* The threads of the CPU kernels' pool (Halide's): 0 <= threads <= 256, 0 for one per core. */
+/* The threads of the CPU kernels' pool (Halide's): 0 <= threads <= 256, 0 for one per core (a
+ * big.LITTLE phone may want its big cores' count). */
 posattn_status posattn_set_num_threads(int32_t threads);
+/* Where the kernels' scratch memory comes from (C++ posattn::set_allocator): allocate(context, size,
+ * alignment) returns size bytes aligned to alignment (a power of two) or NULL; release(context,
+ * block) frees a block it returned. Both NULL (the default): posattn's own, which keeps freed blocks
+ * for reuse. Each block goes back to the allocator that made it, by the call that took it. */
+typedef void *(*posattn_allocate_fn)(void *context, size_t size, size_t alignment);
+typedef void (*posattn_release_fn)(void *context, void *block);
+posattn_status posattn_set_allocator(posattn_allocate_fn allocate, posattn_release_fn release, void *context);
+/* What this library holds: kernel `index`, 0 <= index < posattn_kernel_count(), as its function
+ * (posattn_attn_plain_f16_decode), target family ("x86", "arm", "cuda", ...), schedule ("hand" or
+ * a baseline) and the Halide targets compiled in, ","-joined (a CPU kernel's ISA levels). The
+ * strings live as long as the library. */
+typedef struct posattn_kernel_info {
+    const char *function, *family, *schedule, *targets;
+} posattn_kernel_info;
+int32_t posattn_kernel_count(void);
+posattn_status posattn_kernel_at(int32_t index, posattn_kernel_info *info);
 /* Where this thread's following calls run: "cpu" (the default), "cuda", "opencl" or "vulkan"; host
  * tensors are copied by the runtime (device buffers: posattn_memory). A kernel not built for that
  * device, or a device the machine lacks, fails the call with POSATTN_ERROR_UNSUPPORTED or

@@ -344,9 +344,20 @@ void free_output(void *data);
 // The most bytes of freed output blocks kept (1 GiB at first; 0: none); returns the previous limit.
 size_t set_output_cache(size_t bytes);
 
-// The compiled kernels, as "<function>.<target family>" keys with their schedule.
+// Where the kernels' scratch memory comes from (an app's allocator, e.g. a phone app's arena):
+// allocate(context, size, alignment) returns `size` bytes aligned to `alignment` (a power of two)
+// or nullptr; release(context, block) frees a block it returned. Both null (the default): posattn's
+// own, which keeps freed blocks for reuse. Every block is released by the call that took it, to
+// the allocator that made it, so the allocator may be changed between calls of other threads; the
+// runtime's own bookkeeping (a few small vectors per call) stays on the C++ heap.
+using Allocate = void *(*)(void *context, size_t size, size_t alignment);
+using Release = void (*)(void *context, void *block);
+void set_allocator(Allocate allocate, Release release, void *context);
+
+// The compiled kernels, as "<function>.<target family>" keys with their schedule and the Halide
+// targets compiled in, ","-joined (a CPU kernel's ISA levels, which Halide picks from at run time).
 struct KernelInfo {
-    std::string key, function, family, schedule;
+    std::string key, function, family, schedule, targets;
 };
 std::vector<KernelInfo> kernels();
 
