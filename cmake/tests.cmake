@@ -67,12 +67,15 @@ if (TARGET posattn_linear_f16 AND TARGET posattn_rope_f16 AND TARGET posattn_att
   add_executable(embed_decode_step examples/embed/decode_step.c)
   target_link_libraries(embed_decode_step PRIVATE posattn::embed)
 endif ()
-if (POSATTN_FAMILY STREQUAL "arm")
-  # Every Android kernel and its runtime, whole, in one shared object with no undefined symbol
-  # left beyond the C library's (the one Android-only function, the log, is stubbed there).
+if (android_libs)
+  # Every Android kernel, the Android Halide runtime and posattn's runtime and C ABI (compiled by
+  # the Linux cross g++, standing in for the NDK's), whole, in one shared object with no undefined
+  # symbol left beyond the C and C++ libraries' (the one Android-only function, the log, is
+  # stubbed there): the runtime's registry binds the Android kernels, and every Halide runtime
+  # function it calls is in the Android runtime.
   add_library(posattn_android_link_check SHARED tests/android_link_check.c)
   target_link_libraries(posattn_android_link_check PRIVATE
-    "$<LINK_LIBRARY:WHOLE_ARCHIVE,${android_libs},posattn_android_runtime>" m -Wl,--no-undefined)
+    "$<LINK_LIBRARY:WHOLE_ARCHIVE,posattn_runtime_objects,${android_libs},posattn_android_runtime>" m -Wl,--no-undefined)
 endif ()
 if (CMAKE_CROSSCOMPILING)
   add_executable(python3.11 tests/python_main.c)

@@ -113,7 +113,7 @@ private:
     void set_estimates() {
         const std::string cls = shape_class;
         const int rows = cls == "decode1" ? 1 : cls == "decode" ? 4 : cls == "decode8" ? 8 : 2048,
-                  keys = cls.rfind("decode", 0) == 0 ? 4096 : 2048;
+                  keys = decodes() ? 4096 : 2048;
         q.set_estimates({{0, 64}, {0, rows}, {0, 8}, {0, 1}});
         k.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
         v.set_estimates({{0, 64}, {0, keys}, {0, 8}, {0, 1}});
@@ -132,11 +132,13 @@ private:
     // (float16 prefill ran at 0.57x the float32 kernel). Not where the kernel streams keys once
     // (decoding), nor on GPUs, which convert on load for free.
     AttentionDeclaration with_wide_keys(AttentionDeclaration decl) {
-        const bool streams_keys = std::string(shape_class).rfind("decode", 0) == 0;
-        if (dtype.value() != Halide::Float(32) && !streams_keys && !decl.transform_k && !this->get_target().has_gpu_feature())
+        if (dtype.value() != Halide::Float(32) && !decodes() && !decl.transform_k && !this->get_target().has_gpu_feature())
             decl.transform_k = [](Halide::Func wide) { return wide; };
         return decl;
     }
+
+    // A decode shape class ("decode1", "decode", "decode8"): few query rows against a long cache.
+    bool decodes() const { return std::string(shape_class).rfind("decode", 0) == 0; }
 
     AttentionStages stages_;
     Halide::Type out_type_;

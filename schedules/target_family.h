@@ -14,10 +14,12 @@ inline TargetFamily target_family(const Halide::Target &target) {
         return TargetFamily::gpu;
     if (!target.has_gpu_feature()) {
         if (target.arch == Target::X86) return TargetFamily::x86;
-        if (target.arch == Target::ARM && target.bits == 64) return TargetFamily::arm;
+        // 32-bit ARM (Android's armeabi-v7a) takes AArch64's schedules: the same 4-lane NEON
+        // vectors, with 16 registers where AArch64 has 32 (its larger tiles spill; untuned).
+        if (target.arch == Target::ARM) return TargetFamily::arm;
     }
     throw Halide::CompileError(std::string("posattn: no schedule for target ") + target.to_string() +
-                               " (schedules exist for: x86, arm-64, and cuda / opencl / vulkan)");
+                               " (schedules exist for: x86, arm, and cuda / opencl / vulkan)");
 }
 
 }  // namespace posattn

@@ -628,3 +628,92 @@ def test_rope_on_device_buffers(gpu, rng):
     inv, af = reference.rope_inv_freq(16)
     np.testing.assert_allclose(gpu.read(out_mem, x), reference.rope(x, np.arange(11), inv, af, "neox", 16),
                                atol=4e-6, rtol=0)
+
+
+lib.posattn_kernel_count.restype = ctypes.c_int32
+lib.posattn_kernel_at.restype = lib.posattn_set_allocator.restype = ctypes.c_int
+
+
+class KernelInfo(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_char_p) for name in ("function", "family", "schedule", "targets")]
+
+
+def test_kernel_at_lists_the_kernels_with_their_targets():
+    import posattn
+    count = lib.posattn_kernel_count()
+    listed = []
+    for index in range(count):
+        info = KernelInfo()
+        assert lib.posattn_kernel_at(index, ctypes.byref(info)) == OK, last_error()
+        listed.append({name: getattr(info, name).decode() for name, _ in KernelInfo._fields_})
+    assert listed == [{name: k[name] for name, _ in KernelInfo._fields_} for k in posattn.kernels()]
+    levels = {"x86": 4, "arm": 1}
+    for k in listed:
+        if k["family"] in levels and k["schedule"] == "hand":
+            assert len(k["targets"].split(",")) == levels[k["family"]], k
+        assert all(t.split("-")[0] in ("x86", "arm", "host") for t in k["targets"].split(",")), k
+    for index in (-1, count):
+        assert lib.posattn_kernel_at(index, ctypes.byref(KernelInfo())) == INVALID
+        assert f"argument 'index' is {index}; expected 0 <= index < {count}" in last_error()
+    assert lib.posattn_kernel_at(0, None) == INVALID and "'info' is NULL" in last_error()
+
+
+ALLOCATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def test_an_apps_allocator_serves_the_kernels_scratch(rng):
+    """float16 prefill widens k into scratch: the same result through the app's allocator, each
+    block aligned as asked and released to it."""
+    libc = ctypes.CDLL(None)
+    libc.aligned_alloc.restype, libc.aligned_alloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+    live, seen = set(), []
+
+    @ALLOCATE
+    def allocate(context, size, alignment):
+        assert context == 1234
+        block = libc.aligned_alloc(alignment, (size + alignment - 1) // alignment * alignment)
+        live.add(block), seen.append((size, alignment, block))
+        return block
+
+    @RELEASE
+    def release(context, block):
+        live.remove(block)
+        libc.free(block)
+
+    q, k, v = (rng.standard_normal((1, H, 64, 32)).astype(np.float16) for H in (4, 2, 2))
+    outs = [np.full(q.shape, np.nan, np.float16) for _ in range(2)]
+    call = lambda out: lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None)  # noqa: E731
+    assert call(outs[0]) == OK, last_error()
+    assert lib.posattn_set_allocator(allocate, release, ctypes.c_void_p(1234)) == OK
+    try:
+        assert call(outs[1]) == OK, last_error()
+    finally:
+        assert lib.posattn_set_allocator(None, None, None) == OK
+    assert seen and not live
+    assert all(alignment >= 64 and alignment & (alignment - 1) == 0 and block % alignment == 0 for _, alignment, block in seen)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_allclose(outs[0].astype(np.float64), reference.attention(q, k, v), atol=2e-5, rtol=2.0**-10)
+
+
+def test_an_allocator_that_fails_fails_the_call_and_one_sided_allocators_are_refused(rng):
+    @ALLOCATE
+    def exhausted(context, size, alignment):
+        return None
+
+    @RELEASE
+    def release(context, block):
+        raise AssertionError("nothing to release")
+
+    assert lib.posattn_set_allocator(exhausted, None, None) == INVALID and "argument 'release' is null" in last_error()
+    assert lib.posattn_set_allocator(None, release, None) == INVALID and "argument 'allocate' is null" in last_error()
+    q, k, v = (rng.standard_normal((1, 2, 64, 32)).astype(np.float16) for _ in range(3))
+    out = np.full(q.shape, np.nan, np.float16)
+    assert lib.posattn_set_allocator(exhausted, release, None) == OK
+    try:
+        status = lib.posattn_attention(*(ctypes.byref(tensor(a)) for a in (q, k, v, out)), None)
+        message = last_error()
+    finally:
+        assert lib.posattn_set_allocator(None, None, None) == OK
+    assert status == KERNEL and "memory" in message.lower(), message

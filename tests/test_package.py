@@ -40,6 +40,7 @@ def site_packages(prefix):
 
 def test_installed_package_serves_c_and_cpp_consumers(prefix, tmp_path):
     for path in ["include/posattn/posattn.h", "include/posattn/posattn.hpp", "lib/libposattn.so", "lib/libposattn.a",
+                 "lib/libposattn_embed.a",
                  "lib/cmake/posattn/posattnConfig.cmake", "libexec/posattn/posattn_generators",
                  "include/posattn/halide/generators/attention.h", "include/posattn/halide/schedules/attention.h"]:
         assert (prefix / path).is_file(), path
@@ -47,10 +48,11 @@ def test_installed_package_serves_c_and_cpp_consumers(prefix, tmp_path):
     run("cmake", "-S", ROOT / "tests/consumer", "-B", consumer, "-G", "Ninja", f"-DCMAKE_PREFIX_PATH={prefix}")
     run("cmake", "--build", consumer)
     assert run(consumer / "consumer_c").stdout.startswith("consumer_c: ok")
+    assert run(consumer / "consumer_embed").stdout.startswith("consumer_c: ok")
     assert run(consumer / "consumer_cpp").stdout.startswith("consumer_cpp: ok (posattn.alibi_bias: argument 'out' has null data)")
-    # The C program runs the installed shared runtime; the C++ one carries the static runtime.
+    # The C program runs the installed shared runtime; the others carry the static or embedded one.
     assert f"{prefix}/lib/libposattn.so" in run("ldd", consumer / "consumer_c").stdout
-    assert "libposattn" not in run("ldd", consumer / "consumer_cpp").stdout
+    assert "libposattn" not in run("ldd", consumer / "consumer_cpp").stdout + run("ldd", consumer / "consumer_embed").stdout
     # The installed Python package, and posattn.jit with the installed generators (libexec/posattn/).
     site = site_packages(prefix)
     code = "import posattn; print(posattn.__file__, posattn.jit('posattn_rope_f32'))"
@@ -75,6 +77,7 @@ def test_add_subdirectory_builds_only_the_selected_kernels(tmp_path):
     assert "_posattn:" not in targets and "c_api_smoke:" not in targets  # no Python, no tests
     run("cmake", "--build", tmp_path / "sub")
     assert run(tmp_path / "sub/consumer_c").stdout.startswith("consumer_c: ok")
+    assert run(tmp_path / "sub/consumer_embed").stdout.startswith("consumer_c: ok")
     assert run(tmp_path / "sub/consumer_cpp").stdout.startswith("consumer_cpp: ok")
 
 

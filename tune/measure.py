@@ -16,7 +16,8 @@ object: the machine, and per candidate its max error and median time and noise (
 range / median) or why it is invalid.
 
 Timings under emulation are refused: an AArch64 process whose /proc/cpuinfo or /bin/sh is x86
-runs under qemu-user, whose timings mean nothing.
+runs under qemu-user, whose timings mean nothing. --check-only checks the candidates and times
+none (allowed anywhere: the runner protocol's test, tune.py --check-only under qemu).
 """
 import argparse
 import json
@@ -110,7 +111,7 @@ def schedule_of(function, device, candidate):
 
 def measure_candidates(function, bench_obj, device, candidates, repeats, max_error=None):
     """Per candidate: dict(error, ms, noise), or dict(invalid=why), e.g. an error over max_error
-    (such a candidate is not timed)."""
+    (such a candidate is not timed); repeats 0: checked only, dict(error)."""
     results, names = [], []
     for candidate in candidates:
         try:
@@ -123,7 +124,7 @@ def measure_candidates(function, bench_obj, device, candidates, repeats, max_err
         except (RuntimeError, posattn.Error) as e:
             results.append(dict(invalid=str(e)[:200]))
             names.append(None)
-    valid = [(r, n, []) for r, n in zip(results, names) if n]
+    valid = [(r, n, []) for r, n in zip(results, names) if n and repeats]
     with bench.resident(device):  # on a GPU, the kernel's time: operands already on the device
         for _, name, _ in valid:  # warm-up
             for r in range(2):
@@ -147,14 +148,18 @@ def main():
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda", "opencl", "vulkan"])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--max-error", type=float, help="a candidate further from float64 is invalid")
+    parser.add_argument("--check-only", action="store_true", help="check the candidates against float64, time none")
     args = parser.parse_args()
-    if emulated(pathlib.Path("/proc/cpuinfo").read_text(), platform.machine(), elf_machine("/bin/sh")):
+    under_emulation = emulated(pathlib.Path("/proc/cpuinfo").read_text(), platform.machine(), elf_machine("/bin/sh"))
+    if under_emulation and not args.check_only:
         raise SystemExit(f"measure: this {platform.machine()} process runs on another architecture's CPU "
                          "(user-mode emulation): its timings mean nothing")
     posattn.set_num_threads(bench.THREADS)
     (_, bench_obj), = benches_of([args.function])
-    results = measure_candidates(args.function, bench_obj, args.device, args.candidates, args.repeats, args.max_error)
-    print(json.dumps(dict(machine=machine(), device=args.device, shape_class=bench_obj.name, results=results)))
+    results = measure_candidates(args.function, bench_obj, args.device, args.candidates,
+                                 0 if args.check_only else args.repeats, args.max_error)
+    where = machine() + (f" ({platform.machine()} under user-mode emulation)" if under_emulation else "")
+    print(json.dumps(dict(machine=where, device=args.device, shape_class=bench_obj.name, results=results)))
 
 
 if __name__ == "__main__":

@@ -226,13 +226,15 @@ class Runner:
         self.function, self.bench_obj, self.device, self.repeats = function, bench_obj, device, repeats
         self.command = shlex.split(command) if command else None
 
-    def measure(self, candidates, max_error=None):
+    def measure(self, candidates, max_error=None, check_only=False):
         if not self.command:
             return machine(), measure_candidates(self.function, self.bench_obj, self.device, candidates,
-                                                 self.repeats, max_error)
+                                                 0 if check_only else self.repeats, max_error)
         args = [*self.command, self.function, *candidates, "--device", self.device, "--repeats", str(self.repeats)]
         if max_error is not None:
             args += ["--max-error", repr(max_error)]
+        if check_only:
+            args.append("--check-only")
         try:
             run = subprocess.run(args, capture_output=True, text=True)
         except OSError as e:
@@ -287,6 +289,24 @@ def family_of(target, device):
     if target.startswith("arm-64"):
         return "arm", "arm"
     return "x86", "x86" if "avx512" in target else "x86_avx2"  # AVX2 and below: the AVX2 defaults
+
+
+def check(function, bench_obj, args):
+    """--check-only: the defaults and --random samples compiled for the target and checked against
+    float64 through the runner, none timed and nothing recorded (the runner protocol under qemu,
+    where timings mean nothing: scripts/test_arm.sh). Returns whether every candidate was right."""
+    target = args.target or host_target()
+    family, space_family = family_of(target, args.device)
+    kind = schedule_kind(manifest()[function])
+    space = Space(search_space(space_family, kind), constraints(space_family, kind))
+    compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-check-"))
+    rng = np.random.default_rng(args.seed)
+    params = [space.defaults()] + [space.sample(rng) for _ in range(args.random)]
+    where, results = Runner(function, bench_obj, args.device, args.repeats, args.runner).measure(
+        [compiler.build(p) for p in params], max_error=1e-3, check_only=True)
+    for p, result in zip(params, results):
+        print(json.dumps(dict(kernel=function, target=target, machine=where, params=p, **result)))
+    return all("error" in r and "ms" not in r for r in results)
 
 
 def tune(function, bench_obj, args):
@@ -425,11 +445,19 @@ def main():
                         help="skip the autoscheduled baselines (a quick run)")
     parser.add_argument("--baseline-timeout", type=float, default=300.0,
                         help="seconds an autoscheduler may take to compile a baseline not in the build")
+    parser.add_argument("--check-only", action="store_true",
+                        help="compile the defaults and --random samples, check them through the runner; time and record nothing")
     args = parser.parse_args()
     posattn.set_num_threads(bench.THREADS)
     functions = list(manifest()) if args.all else args.kernels
+    right = True
     for function, bench_obj in benches_of(functions, skip_unshaped=args.all):
-        tune(function, bench_obj, args)
+        if args.check_only:
+            right = check(function, bench_obj, args) and right
+        else:
+            tune(function, bench_obj, args)
+    if not right:
+        raise SystemExit("tune: a candidate failed its check (above)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
  *
  * Usage: decode_step [dump-file]. It prints the model's sizes and the kernels it ran; with a file,
  * it also writes every input and output there (tests/test_embed.py checks them against float64). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,12 @@ static void fill(half *data, size_t n, float scale, uint32_t *state) {
     }
 }
 
-/* The app's allocator for the kernels' scratch (here malloc, counted). */
-static size_t scratch_blocks;
+/* The app's allocator for the kernels' scratch (here aligned_alloc, counted; called from the
+ * kernels' worker threads too). */
+static atomic_size_t scratch_blocks;
 static void *allocate(void *context, size_t size, size_t alignment) {
     (void)context;
-    scratch_blocks++;
+    atomic_fetch_add(&scratch_blocks, 1);
     return aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
 }
 static void release(void *context, void *block) {
@@ -109,7 +111,7 @@ int main(int argc, char **argv) {
         if (strcmp(info.function, "posattn_attn_plain_f16_decode") == 0 && strcmp(info.schedule, "hand") == 0)
             printf("kernel %s on %s: %s\n", info.function, info.family, info.targets);
     }
-    printf("%d kernels in the library; %zu scratch blocks from the app's allocator\n", count, scratch_blocks);
+    printf("%d kernels in the library; %zu scratch blocks from the app's allocator\n", count, atomic_load(&scratch_blocks));
     printf("y[0..3] = %.4f %.4f %.4f %.4f\n", (double)y[0], (double)y[1], (double)y[2], (double)y[3]);
 
     if (argc > 1) {

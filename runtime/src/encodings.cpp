@@ -313,13 +313,14 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
     const DType dtype = check_encoding(check, x, positions, out, call);
     check.positive_normal(base, "base");
     // (before the frequencies, which are as many as the channels of an empty out)
-    if (detail::nothing_to_compute(out, simple_function("sin_only", x, dtype), call)) return;
+    const std::string function = simple_function("sin_only", x, dtype);
+    if (detail::nothing_to_compute(out, function, call)) return;
     int64_t d = out.shape.back();
     std::vector<int32_t> turns =
         kept_fixed_point_turns(std::pair(base, d), d, [&](int64_t c) { return std::pow(base, -double(c) / double(d)); });
     HalideView turns_view(Tensor{turns.data(), DType::int32, {2, d}, {}}, false);
     PositionTables tables(positions, with_leading_batch(out).shape[0], d * 2 * int64_t(sizeof(float)), sorted_rows(x, call));  // (sin, cos) per channel
-    run_simple("sin_only", x, nullptr, out, dtype, call, [&](KernelCall &k) {
+    run_elementwise(function, x, nullptr, out, call, [&](KernelCall &k) {
         k.arg("turns", turns_view);
         tables.bind(k);
     });
