@@ -77,7 +77,7 @@ if (android_libs)
   target_link_libraries(posattn_android_link_check PRIVATE
     "$<LINK_LIBRARY:WHOLE_ARCHIVE,posattn_runtime_objects,${android_libs},posattn_android_runtime>" m -Wl,--no-undefined)
 endif ()
-if (CMAKE_CROSSCOMPILING)
+if (CMAKE_CROSSCOMPILING AND POSATTN_PYTHON)
   add_executable(python3.11 tests/python_main.c)
   target_include_directories(python3.11 SYSTEM PRIVATE /usr/include/python3.11)
   target_compile_options(python3.11 PRIVATE -idirafter /usr/include)

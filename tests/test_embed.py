@@ -1,5 +1,6 @@
 """The library an app embeds (build/embed/libposattn_embed.a, docs/embedding.md) and the example
-app on it (examples/embed/decode_step.c), on this leg's build: x86, or AArch64 under qemu."""
+app on it (examples/embed/decode_step.c), on this leg's build: x86, or AArch64 under qemu; or the
+build POSATTN_EMBED_BUILD names (scripts/test_arm.sh: armv7, build-arm32)."""
 import os
 import re
 import shlex
@@ -12,8 +13,9 @@ from cases import ATTN_ATOL, ATTN_RTOL, ROPE_ATOL, ROPE_RTOL
 from conftest import BUILD, ROOT
 from posattn import reference
 
-EMBED = BUILD / "embed" / "libposattn_embed.a"
-APP = BUILD / "embed_decode_step"
+EMBED_BUILD = ROOT / os.environ["POSATTN_EMBED_BUILD"] if "POSATTN_EMBED_BUILD" in os.environ else BUILD
+EMBED = EMBED_BUILD / "embed" / "libposattn_embed.a"
+APP = EMBED_BUILD / "embed_decode_step"
 HEADER = ROOT / "runtime" / "include" / "posattn" / "posattn.h"
 F16_ROUNDOFF, F16_SUBNORMAL = 2.0**-11, 2.0**-25
 # How this leg starts one of its build's programs (scripts/test_arm.sh: under qemu).
@@ -22,7 +24,7 @@ RUN = shlex.split(os.environ.get("POSATTN_RUN_PREFIX", ""))
 
 def build_tool(name):
     """A binutils program of the build's toolchain (CMAKE_NM: the cross one in the ARM leg)."""
-    return re.search(rf"^CMAKE_{name}:FILEPATH=(.*)$", (BUILD / "CMakeCache.txt").read_text(), re.M).group(1)
+    return re.search(rf"^CMAKE_{name}:FILEPATH=(.*)$", (EMBED_BUILD / "CMakeCache.txt").read_text(), re.M).group(1)
 
 
 def test_the_embedded_library_exports_the_c_abi_and_nothing_else():
@@ -55,7 +57,8 @@ def close(actual, expected, atol, rtol, what):
     assert not bad.any(), f"{what}: {bad.sum()} of {bad.size} elements off, worst {error.max():.3g}"
 
 
-@pytest.mark.skipif(not APP.exists(), reason="the build has not the app's float16 kernels (POSATTN_KERNELS)")
+@pytest.mark.skipif(not APP.exists() and "POSATTN_EMBED_BUILD" not in os.environ,
+                    reason="the build has not the app's float16 kernels (POSATTN_KERNELS)")
 def test_the_decode_step_app_matches_float64(tmp_path):
     dump = tmp_path / "step.bin"
     run = subprocess.run(RUN + [str(APP), str(dump)], check=True, capture_output=True, text=True, timeout=600)

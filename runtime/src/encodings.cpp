@@ -329,16 +329,28 @@ void run_sin_only(const char *api, const Tensor *x, const Tensor &positions, con
 }  // namespace
 
 namespace detail {
+namespace {
+
+// frac(ω/2π) as a 0.64 fixed-point fraction, truncated: ω/2π = p + e exactly enough in double-double
+// (1/2π split in two doubles, the product's rounding error recovered by an FMA), with no long
+// double, which is a double on iOS and armeabi-v7a. Over 2·10^6 ω in [2^-40, 2^12] it equals a
+// 113-bit (__float128) computation bit for bit, where an x87 long double product was off by up to
+// 527 units at large ω (AMD EPYC, 2026-12-07, a standalone check).
+uint64_t fraction_of_turn(double omega) {
+    const double hi = 0x1.45f306dc9c883p-3, lo = -0x1.6b01ec5417056p-57;  // 1/2π = hi + lo
+    const double p = omega * hi, e = std::fma(omega, hi, -p) + omega * lo;
+    const double scaled = std::ldexp(p - std::floor(p), 64), whole = std::floor(scaled);  // (both exact)
+    return uint64_t(whole) + uint64_t(int64_t(std::floor(scaled - whole + std::ldexp(e, 64))));
+}
+
+}  // namespace
 
 std::vector<int32_t> fixed_point_turns(const std::vector<double> &omegas) {
-    static_assert(std::numeric_limits<long double>::digits >= 64, "Q needs a 64-bit significand");
     return kept_per_thread(omegas, [&] {
-        const long double inv_two_pi = 0.159154943091895335768883763372514362034459645740456448747667L;
         const size_t n = omegas.size();
         std::vector<int32_t> words(2 * n);
         for (size_t i = 0; i < n; i++) {
-            long double t = (long double)omegas[i] * inv_two_pi;
-            auto q = uint64_t(std::ldexp(t - std::floor(t), 64));
+            const uint64_t q = fraction_of_turn(omegas[i]);
             auto lo = uint32_t(q), hi = uint32_t(q >> 32) + (lo >> 31);
             words[i] = int32_t(hi);
             words[n + i] = int32_t(lo);
