@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "cmake"))
 import manifest  # noqa: E402
 
 OUT = ROOT / "build" / "sizes"
-FEATURES = "user_context-large_buffers-no_runtime"
+FEATURES = "user_context-large_buffers"
 # The mobile targets, each kernel compiled for it alone; then the host build's x86-64 Linux
 # libraries as they are (four ISA levels each, and a Halide runtime with the GPU APIs'), for comparison.
 TARGETS = {
@@ -52,15 +52,14 @@ def loaded_bytes(path):
 
 
 def compile_object(name, args, target):
-    """posattn_generators' object for one target (args: -g generator ... or -r runtime)."""
+    """posattn_generators' object for one target, through the kernel cache (args: -g generator ...,
+    a kernel without Halide's runtime; or -r name, the runtime alone)."""
     folder = OUT / target
     folder.mkdir(parents=True, exist_ok=True)
-    made = folder / f"{name}.o"
-    if not made.exists():
-        subprocess.run([str(ROOT / "cmake" / "kernel_cache.sh"), str(ROOT / "build" / "posattn_generators"), *args,
-                        "-e", "object", "-o", str(folder), f"target={target}-{FEATURES.replace('-no_runtime', '')}"
-                        if args[0] == "-r" else f"target={target}-{FEATURES}"], check=True, capture_output=True)
-    return made
+    features = FEATURES if args[0] == "-r" else FEATURES + "-no_runtime"
+    subprocess.run([str(ROOT / "cmake" / "kernel_cache.sh"), str(ROOT / "build" / "posattn_generators"), *args,
+                    "-e", "object", "-o", str(folder), f"target={target}-{features}"], check=True, capture_output=True)
+    return folder / f"{name}.o"
 
 
 def kernel_bytes(entry, target):

@@ -291,33 +291,39 @@ def family_of(target, device):
     return "x86", "x86" if "avx512" in target else "x86_avx2"  # AVX2 and below: the AVX2 defaults
 
 
+def search_setting(function, args):
+    """(target, its family, its schedules' family, the search space) of a run over `function`: the
+    target is --target, or the build's for --device, or this machine's ISA level."""
+    target = args.target or (GPU_TARGETS[args.device] if args.device != "cpu" else host_target())
+    family, space_family = family_of(target, args.device)
+    kind = schedule_kind(manifest()[function])
+    return target, family, space_family, Space(search_space(space_family, kind), constraints(space_family, kind))
+
+
 def check(function, bench_obj, args):
     """--check-only: the defaults and --random samples compiled for the target and checked against
     float64 through the runner, none timed and nothing recorded (the runner protocol under qemu,
     where timings mean nothing: scripts/test_arm.sh). Returns whether every candidate was right."""
-    target = args.target or host_target()
-    family, space_family = family_of(target, args.device)
-    kind = schedule_kind(manifest()[function])
-    space = Space(search_space(space_family, kind), constraints(space_family, kind))
+    target, _, _, space = search_setting(function, args)
     compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-check-"))
     rng = np.random.default_rng(args.seed)
     params = [space.defaults()] + [space.sample(rng) for _ in range(args.random)]
-    where, results = Runner(function, bench_obj, args.device, args.repeats, args.runner).measure(
-        [compiler.build(p) for p in params], max_error=1e-3, check_only=True)
+    # (a wrong candidate is orders of magnitude further from float64 than this: tune()'s own bound)
+    try:
+        where, results = Runner(function, bench_obj, args.device, args.repeats, args.runner).measure(
+            [compiler.build(p) for p in params], max_error=1e-3, check_only=True)
+    except RunnerError as e:
+        raise SystemExit(f"tune: {e}") from None
     for p, result in zip(params, results):
         print(json.dumps(dict(kernel=function, target=target, machine=where, params=p, **result)))
-    return all("error" in r and "ms" not in r for r in results)
+    return all("error" in r for r in results)
 
 
 def tune(function, bench_obj, args):
-    target = args.target or (GPU_TARGETS[args.device] if args.device != "cpu" else host_target())
-    family, space_family = family_of(target, args.device)
+    target, family, space_family, space = search_setting(function, args)
     if family != "x86" and not args.runner:
         raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
                          "command that runs tune/measure.py on a machine of that target")
-    entry = manifest()[function]
-    kind = schedule_kind(entry)
-    space = Space(search_space(space_family, kind), constraints(space_family, kind))
     rng = np.random.default_rng(args.seed)
     records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
     compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
