@@ -33,7 +33,7 @@ import tune  # noqa: E402  (its compiler and search spaces)
 
 def params_over_defaults(function, text):
     """The kernel's default schedule params with `name:value,...` in place of some."""
-    target = tune.host_target()
+    target = tune.host_target(function)
     space = tune.Space(tune.search_space(tune.family_of(target, "cpu")[1], tune.schedule_kind(tune.manifest()[function])))
     params = space.defaults()
     for item in filter(None, text.split(",")):
@@ -53,7 +53,7 @@ def compare(function, sides, pairs, flush_mib=0):
     names = []
     for (_, binary), side_params in zip(sides, params):
         with tempfile.TemporaryDirectory(prefix="posattn-ab-") as workdir:  # a loaded library outlives its file
-            candidate = tune.Compiler(function, tune.host_target(), workdir, binary).build(side_params)
+            candidate = tune.Compiler(function, tune.host_target(function), workdir, binary).build(side_params)
             names.append(measure.schedule_of(function, "cpu", candidate))
     flush_src = np.ones(flush_mib << 20, np.uint8)
     flush_dst = np.empty_like(flush_src)

@@ -4,7 +4,8 @@ params plus the dtype's ("dtype=bfloat16"), built where the dtype's "not_on" all
 kernel's non-temporal twin (x86's large outputs run it) but not its autoscheduled baselines (the
 dtype's "why"). "bf16_f32": bfloat16
 inputs, a float32 out (posattn_attn_plain_bf16_f32_decode). "gpu_features": per GPU API, the target
-features its instances add (vk_float16).
+features its instances add (vk_float16). "x86_levels": the x86 ISA levels its instances hold above
+every x86 kernel's (avx512_zen4 for bfloat16's dot products).
 
 Run, it prints them as JSON ({"kernels": [...]}) for CMake; tests, tools and scripts import it."""
 import json
@@ -27,7 +28,7 @@ def kernels(path=MANIFEST):
                                  params=kernel["params"] + dtype["params"], autoschedulers=[],
                                  nontemporal=kernel.get("nontemporal", False),
                                  not_on={**kernel.get("not_on", {}), **dtype.get("not_on", {})}, why=dtype["why"],
-                                 gpu_features=dtype.get("gpu_features", {})))
+                                 gpu_features=dtype.get("gpu_features", {}), x86_levels=dtype.get("x86_levels", [])))
     for kernel in expanded:
         kernel.pop("dtypes", None)
     return expanded

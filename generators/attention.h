@@ -37,6 +37,7 @@
 
 #include "Halide.h"
 #include "softmax_exp.h"
+#include "storage.h"
 
 namespace posattn {
 
@@ -145,7 +146,18 @@ struct AttentionTiles {
     // streams of memory reads in flight where one run kept one (memory-bound decoding). A divisor of
     // key_group; 1 for declarations with relative terms, whose key groups are consecutive keys.
     int key_streams = 1;
+    // q·k by pairs of channels where q and k are stored as bfloat16 and read as they are (x86's
+    // AVX512-BF16: vdpbf16ps adds two exact products per float32 lane): see bfloat16_pairs().
+    bool bfloat16_pairs = false;
 };
+
+// Whether q·k runs by bfloat16 channel pairs: the tiles ask for it, q and k are stored as
+// bfloat16, and the declaration neither transforms them (a float32 result) nor reads q's rows for
+// a relative score term (whose products take q_rows).
+inline bool bfloat16_pairs(const AttentionDeclaration &decl, const AttentionTiles &tiles, const Halide::Type &stored) {
+    return tiles.bfloat16_pairs && stored == Halide::BFloat(16) && !decl.transform_q && !decl.transform_k &&
+           decl.relative_scores.empty();
+}
 
 // The Funcs and Vars a schedule needs. The state is indexed by row i of query tile t; per-block
 // stages by key jj of block r (or key k of group g of block r) and (i, tile_row): with relative
@@ -154,6 +166,10 @@ struct AttentionStages {
     std::vector<RelativeStages> relative;
     std::vector<PerLogitStages> per_logit;
     Halide::Func out, state, block_out, block_sum, block_max, prob, logit, score, q_rows;
+    // With bfloat16 pairs (bfloat16_pairs()): q_pairs(c, i, pair, h, b), channel 2·pair + c of
+    // row i, which q·k reads over channel_pairs (c, pair), then an odd D's last channel.
+    Halide::Func q_pairs;
+    Halide::RDom channel_pairs, last_channel;
     // Defined when the declaration has relative score terms: their sum per key group,
     // relative_scores(i, k, g, r, tile_row, h, b); with value terms: relative_values(d, i, r,
     // tile_row, h, b), and group_sum(i, g, r, tile_row, h, b), the probabilities of a key group.
@@ -174,9 +190,10 @@ struct AttentionStages {
     AttentionTiles tiles;
 };
 
-// q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch).
+// q [B, Hq, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] as Halide (channel, row, head, batch),
+// in their storage types (generators/storage.h): the algorithm reads them in float32.
 inline AttentionStages define_attention(const AttentionDeclaration &decl, AttentionTiles tiles,
-                                        Halide::Func q, Halide::Func k, Halide::Func v,
+                                        Halide::Func q_stored, Halide::Func k_stored, Halide::Func v_stored,
                                         Halide::Expr D, Halide::Expr Dv, Halide::Expr Lq, Halide::Expr Lk,
                                         Halide::Expr group, const KeyMasks &keys,
                                         Halide::Expr scale, Halide::Expr lookahead, Halide::Expr window) {
@@ -203,6 +220,7 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     if (S > 1 && (!decl.relative_scores.empty() || !decl.relative_values.empty()))
         throw CompileError("posattn: key_streams > 1 needs a variant without relative terms (their key groups are consecutive keys)");
     auto slot_key = [&](Expr slot) { return S == 1 ? slot : slot % S * (Kb / S) + slot / S; };  // (Kb: whole groups)
+    Func q = widened(q_stored), k = widened(k_stored), v = widened(v_stored);
 
     Func qt = q;
     if (decl.transform_q) qt = st.q_transformed = decl.transform_q(q);
@@ -224,7 +242,20 @@ inline AttentionStages define_attention(const AttentionDeclaration &decl, Attent
     // tile_row + i and the key in slot jj of block r.
     Expr row = tile_row + i, j = r * Kb + slot_key(jj);
     st.score(i, jj, r, tile_row, h, b) = 0.0f;
-    st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
+    if (bfloat16_pairs(decl, tiles, q_stored.type())) {
+        Var c("c");
+        Expr channel = 2 * d + c;
+        st.q_pairs = Func("q_pairs");
+        st.q_pairs(c, i, d, h, b) = q_stored(min(channel, D - 1), clamp(i, 0, Lq - 1), h, b);
+        st.channel_pairs = RDom(0, 2, 0, D / 2, "channel_pair");
+        Expr in_pair = st.channel_pairs.x, pair = st.channel_pairs.y, key = key_row(j), kv_head = h / group;
+        st.score(i, jj, r, tile_row, h, b) += cast<float>(st.q_pairs(in_pair, row, pair, h, b)) * cast<float>(k_stored(2 * pair + in_pair, key, kv_head, b));
+        // An odd D's last channel on its own (a clamped channel would make every pair of k a gather).
+        st.last_channel = RDom(D - 1, D % 2, "last_channel");
+        st.score(i, jj, r, tile_row, h, b) += cast<float>(st.q_pairs(0, row, D / 2, h, b)) * cast<float>(k_stored(st.last_channel, key, kv_head, b));
+    } else {
+        st.score(i, jj, r, tile_row, h, b) += st.q_rows(row, st.channels, h, b) * kt(st.channels, key_row(j), h / group, b);
+    }
 
     auto row_at = [&](const IndexFunction &index, Expr rows, Expr query, Expr key) {
         return clamp(index(site_of(query, key)), 0, rows - 1);

@@ -80,9 +80,8 @@ public:
         using namespace Halide;
         Expr D = q.dim(0).extent(), Dv = v.dim(0).extent(), Lq = q.dim(1).extent(), Lk = k.dim(1).extent();
         Expr group = q.dim(2).extent() / k.dim(2).extent();
-        stages_ = define_attention(with_wide_keys(self().declaration()), attention_tiles(this->get_target(), schedule_params, shape_class),
-                                   widened(q), widened(k), widened(v),
-                                   D, Dv, Lq, Lk, group, KeyMasks{key_first, key_end, keys_from, keys_until, mask, bias, masked},
+        const AttentionTiles tiles = attention_tiles(this->get_target(), schedule_params, shape_class);
+        stages_ = define_attention(with_wide_keys(self().declaration(), tiles), tiles, q, k, v, D, Dv, Lq, Lk, group, KeyMasks{key_first, key_end, keys_from, keys_until, mask, bias, masked},
                                    scale, lookahead, window);
         out(stages_.d, stages_.i, stages_.h, stages_.b) = Halide::cast(out_type_, stages_.out(stages_.d, stages_.i, stages_.h, stages_.b));
         // The runtime passes every buffer with zero mins; tiles then start on tile boundaries.
@@ -130,15 +129,15 @@ private:
     // 16-bit keys widened once per call on CPUs (as a transformed k, computed root): the prefill
     // q·k tile broadcasts k element by element, which in 16 bits paid a conversion per element
     // (float16 prefill ran at 0.57x the float32 kernel). Not where the kernel streams keys once
-    // (decoding), nor on GPUs, which convert on load for free.
-    AttentionDeclaration with_wide_keys(AttentionDeclaration decl) {
-        if (dtype.value() != Halide::Float(32) && !decodes() && !decl.transform_k && !this->get_target().has_gpu_feature())
+    // (decoding), nor on GPUs, which convert on load for free, nor where q·k reads bfloat16 pairs.
+    AttentionDeclaration with_wide_keys(AttentionDeclaration decl, const AttentionTiles &tiles) {
+        if (dtype.value() != Halide::Float(32) && !decodes() && !decl.transform_k && !this->get_target().has_gpu_feature() &&
+            !bfloat16_pairs(decl, tiles, dtype))
             decl.transform_k = [](Halide::Func wide) { return wide; };
         return decl;
     }
 
-    // A decode shape class ("decode1", "decode", "decode8"): few query rows against a long cache.
-    bool decodes() const { return std::string(shape_class).rfind("decode", 0) == 0; }
+    bool decodes() const { return decode_class(shape_class); }
 
     AttentionStages stages_;
     Halide::Type out_type_;

@@ -12,6 +12,11 @@ struct LinearStages {
     Halide::Func weight_panels{"weight_panels"};
     Halide::Func product{"product"};  // product(o, n) = bias[o] + Σ_e …
     Halide::RDom reduction;           // over e
+    // Where the CPU multiplies bfloat16 pairs (has_bfloat16_dot_products, bfloat16 storage): the
+    // panels hold bfloat16 pairs of inputs, weight_panels(c, o, pair, panel) = weight[panel·P + o,
+    // 2·pair + c], and the product sums over reduction = (c, pair), then an odd E's last input.
+    bool bfloat16_pairs = false;
+    Halide::RDom last_input;
 };
 
 }  // namespace posattn

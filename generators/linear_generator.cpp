@@ -35,13 +35,27 @@ public:
         // P outputs per panel of the transposed weight. The autoschedulers get it as one panel of
         // every output, so that their baselines lay it out themselves.
         const int P = using_autoscheduler() ? 0 : linear_panel_width(get_target(), schedule_params);
-        // Panels in float32: laid out once per call, then read by every row.
-        stages.weight_panels(o, c, panel) = widened(weight(c, clamp(P ? panel * P + o : Expr(o), 0, O - 1)));
-        Func w = stages.weight_panels;
+        Expr weight_row = clamp(P ? panel * P + o : Expr(o), 0, O - 1), row = clamp(n, 0, N - 1);
         stages.product(o, n) = widened(bias(clamp(o, 0, O - 1)));
-        stages.product(o, n) += (P ? w(o % P, e, o / P) : w(o, e, 0)) * widened(x(e, clamp(n, 0, N - 1)));
+        stages.bfloat16_pairs = P && dtype.value() == BFloat(16) && has_bfloat16_dot_products(get_target());
+        if (stages.bfloat16_pairs) {
+            // Pairs as stored, which one vdpbf16ps multiplies and adds per output lane.
+            Var c2("c2");
+            stages.weight_panels(c2, o, c, panel) = weight(min(2 * c + c2, E - 1), weight_row);
+            Func w = stages.weight_panels;
+            RDom pairs(0, 2, 0, E / 2, "input_pair");
+            stages.product(o, n) += cast<float>(w(pairs.x, o % P, pairs.y, o / P)) * cast<float>(x(2 * pairs.y + pairs.x, row));
+            stages.last_input = RDom(E - 1, E % 2, "last_input");  // (a clamped input would make every pair a gather)
+            stages.product(o, n) += cast<float>(w(0, o % P, E / 2, o / P)) * cast<float>(x(stages.last_input, row));
+            stages.reduction = pairs;
+        } else {
+            // Panels in float32: laid out once per call, then read by every row.
+            stages.weight_panels(o, c, panel) = widened(weight(c, weight_row));
+            Func w = stages.weight_panels;
+            stages.product(o, n) += (P ? w(o % P, e, o / P) : w(o, e, 0)) * widened(x(e, row));
+            stages.reduction = e;
+        }
         out(o, n) = cast(dtype, stages.product(o, n));
-        stages.reduction = e;
 
         x.set_estimates({{0, 768}, {0, 512}});
         weight.set_estimates({{0, 768}, {0, 768}});

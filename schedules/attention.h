@@ -22,6 +22,9 @@ inline void check_shape_class(const std::string &shape_class) {
                                "'; expected '', 'decode1', 'decode', 'decode8' or 'window'");
 }
 
+// A decode shape class ("decode1", "decode", "decode8"): few query rows against a long cache.
+inline bool decode_class(const std::string &shape_class) { return shape_class.rfind("decode", 0) == 0; }
+
 inline cpu::AttentionParams cpu_attention_defaults(const Halide::Target &target, const std::string &shape_class) {
     const bool arm = target_family(target) == TargetFamily::arm, avx512 = isa_level(target) == "avx512";
     if (shape_class == "decode") return arm ? arm::attention_decode_defaults() : x86::attention_decode_defaults(avx512);
@@ -43,8 +46,10 @@ inline AttentionTiles attention_tiles(const Halide::Target &target, const std::s
     }
     auto p = parse_schedule_params(target, params, cpu_attention_defaults(target, shape_class));
     AttentionTiles tiles{p.query_tile, p.key_block, p.score_keys, p.relative_rows};
-    tiles.infinite_scores_as_nan = shape_class.rfind("decode", 0) == 0;
+    tiles.infinite_scores_as_nan = decode_class(shape_class);
     tiles.key_streams = p.key_streams;
+    // (Prefill: decoding streams its keys once, memory-bound.)
+    tiles.bfloat16_pairs = !decode_class(shape_class) && has_bfloat16_dot_products(target);
     return tiles;
 }
 

@@ -34,6 +34,14 @@ inline std::string isa_level(const Halide::Target &target) {
     return target.has_feature(Target::SSE41) ? "sse41" : "sse2";
 }
 
+// Whether the target has AVX512-BF16's dot products (vdpbf16ps), which Halide emits from the
+// AVX512_Zen4 level on (Zen 4 and Sapphire Rapids both have them).
+inline bool has_bfloat16_dot_products(const Halide::Target &target) {
+    using Halide::Target;
+    return target.arch == Target::X86 && !target.has_gpu_feature() &&
+           target.features_any_of({Target::AVX512_Zen4, Target::AVX512_SapphireRapids, Target::AVX512_Zen5});
+}
+
 // `defaults` (a target family's, schedules/<family>/) overridden by the fields named in `text`.
 template <typename Params>
 Params parse_schedule_params(const std::string &text, Params params) {

@@ -3,6 +3,8 @@ import ctypes
 import json
 import os
 import pathlib
+import re
+import subprocess
 import sys
 import tempfile
 
@@ -59,6 +61,14 @@ def rng(request):
 def manifest():
     """kernels.json's kernels, a kernel per storage dtype (cmake/manifest.py)."""
     return _manifest.kernels()
+
+
+def isa_levels(library):
+    """The disassembly of each ISA level's object in a multi-target kernel archive (objdump -d
+    prints "<member>:     file format ..." before each member's code), Halide's dispatch wrapper aside."""
+    text = subprocess.run(["objdump", "-d", str(library)], check=True, capture_output=True, text=True).stdout
+    parts = re.split(r"^(\S+\.o):\s+file format.*$", text, flags=re.M)
+    return {name: code for name, code in zip(parts[1::2], parts[2::2]) if "wrapper" not in name}
 
 
 def manifest_functions():

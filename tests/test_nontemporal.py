@@ -9,14 +9,13 @@ import gc
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from conftest import BUILD, NATIVE_BUILD, ROOT, manifest
+from conftest import BUILD, NATIVE_BUILD, ROOT, isa_levels, manifest
 
 import posattn
 from posattn import reference
@@ -50,16 +49,12 @@ def test_every_streaming_case_passes_with_non_temporal_stores(tmp_path):
 def test_twins_store_their_outputs_non_temporally_and_fence_them(function):
     """Each ISA level's object of the twin streams (movnt*) and fences (sfence); the kernel itself
     does neither."""
-    def members(library):  # objdump -d of an archive: "<member>:     file format ..." then its code
-        text = subprocess.run(["objdump", "-d", str(library)], check=True, capture_output=True, text=True).stdout
-        parts = re.split(r"^(\S+\.o):\s+file format.*$", text, flags=re.M)
-        return dict(zip(parts[1::2], parts[2::2]))
-
-    levels = {name: code for name, code in members(BUILD / f"{function}_nontemporal.a").items() if "wrapper" not in name}
-    assert len(levels) == 4, sorted(levels)  # x86's four ISA levels
+    levels = isa_levels(BUILD / f"{function}_nontemporal.a")
+    added = next(k for k in manifest() if k["function"] == function).get("x86_levels", [])
+    assert len(levels) == 4 + len(added), sorted(levels)  # x86's four ISA levels and its type's
     for name, code in levels.items():
         assert "movnt" in code and "sfence" in code, name
-    assert not any("movnt" in code for code in members(BUILD / f"lib{function}.a").values())
+    assert not any("movnt" in code for code in isa_levels(BUILD / f"lib{function}.a").values())
 
 
 def test_the_outputs_posattn_allocates_start_on_a_cache_line():

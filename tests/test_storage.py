@@ -2,11 +2,16 @@
 outputs take the input's type (or a table's dtype=), values are the float64 math on the rounded
 inputs rounded once, and a type an operand, the build or the device lacks is a clear error. The
 kernels themselves are checked case by case in the harness (tests/storage.py twins)."""
+import platform
+import re
+import sys
+
 import ml_dtypes
 import numpy as np
 import pytest
 
 import posattn
+from conftest import BUILD, NATIVE_BUILD, ROOT, isa_levels, manifest
 from posattn import reference
 from storage import STORAGE
 
@@ -124,3 +129,51 @@ def test_a_type_mismatch_is_a_clear_error_and_writes_nothing(rng, name, function
         assert fragment in str(info.value), (fragment, str(info.value))
     for key, before in snapshot.items():
         assert np.array_equal(kwargs[key].view(np.uint8), before.view(np.uint8)), key
+
+
+x86_native = pytest.mark.skipif(platform.machine() != "x86_64" or not NATIVE_BUILD, reason="x86's AVX512-BF16 level")
+
+
+@x86_native
+@pytest.mark.parametrize("function", ["posattn_attn_plain_bf16", "posattn_attn_alibi_bf16", "posattn_attn_plain_bf16_f32_window",
+                                      "posattn_linear_bf16"])
+def test_bfloat16_products_take_pairs_on_avx512_bf16(function):
+    """bfloat16 instances hold an avx512_zen4 level (the manifest's x86_levels), whose q·k (x·w)
+    takes vdpbf16ps; the other levels have no such instruction. (This machine runs that level
+    where its CPU has AVX512-BF16: the harness's bfloat16 cases then check its results.)"""
+    levels = isa_levels(BUILD / f"lib{function}.a")
+    assert len(levels) == 5, sorted(levels)
+    for name, code in levels.items():
+        assert ("vdpbf16ps" in code) == ("avx512_zen4" in name), name
+
+
+@x86_native
+def test_the_avx512_zen4_level_runs_on_intel_too():
+    """The level is compiled for Zen 4 (LLVM's znver4), and posattn's runtime runs it on any CPU
+    with its AVX-512 extensions, Intel's Sapphire Rapids too: so it must hold none of AMD's own
+    instructions (SSE4a's extrq, insertq, movntss, movntsd), which LLVM may pick for znver4."""
+    archives = [BUILD / f"lib{k['function']}.a" for k in manifest() if k.get("x86_levels")]
+    archives += [BUILD / f"{k['function']}_nontemporal.a" for k in manifest() if k.get("x86_levels") and k.get("nontemporal")]
+    assert archives
+    for archive in archives:
+        for name, code in isa_levels(archive).items():
+            if "avx512_zen4" in name:
+                assert not re.search(r"\s(extrq|insertq|movntss|movntsd)\s", code), (archive.name, name)
+
+
+@x86_native
+def test_the_cpu_with_avx512_bf16_runs_the_avx512_zen4_level():
+    """Which level ran shows in a subnormal input (contract §15): vdpbf16ps reads a bfloat16 q
+    channel of 2^-130 as 0, so two keys whose scores are 2^-130 · 2^126 = 2^-4 and 0 get equal
+    weights on a CPU with AVX512-BF16's extensions (posattn's runtime runs the level there,
+    runtime/src/cpu_features.cpp), and softmax(2^-4 · scale, 0) on any other."""
+    sys.path.insert(0, str(ROOT / "tune"))
+    import tune  # (the tuner's test of the CPU, the runtime's)
+    paired = tune.host_target("posattn_attn_plain_bf16_f32") == "x86-64-linux-avx512_zen4"
+    D = 16
+    q, k, v = np.zeros((1, 1, 64, D), BF16), np.zeros((1, 1, 2, D), BF16), np.zeros((1, 1, 2, D), BF16)
+    q[..., 0], k[0, 0, 0, 0], v[0, 0, 0, :] = 2.0**-130, 2.0**126, 1.0
+    out = posattn.attention(q, k, v, out=np.full((1, 1, 64, D), np.nan, np.float32))
+    logit = 2.0**-4 / np.sqrt(D)
+    expected = 0.5 if paired else np.exp(logit) / (np.exp(logit) + 1)
+    assert np.allclose(out, expected, rtol=2.0**-20), (paired, out[0, 0, 0, 0])

@@ -73,12 +73,24 @@ AUTOSCHEDULERS = {"x86": ("Adams2019", "Mullapudi2016", "Li2018"), "x86_avx2": (
                   "gpu": ("Anderson2021",), "vulkan": ("Anderson2021",)}
 
 
-def host_target():
-    """The x86 ISA level this machine's multi-target libraries dispatch to (the one to tune)."""
-    flags = pathlib.Path("/proc/cpuinfo").read_text()
-    if " avx512f " in flags and " avx512bw " in flags:
+# The CPU flags (/proc/cpuinfo) of the levels a storage type may add (kernels.json x86_levels), as
+# the runtime tests them (runtime/src/cpu_features.cpp).
+LEVEL_FLAGS = {"avx512_zen4": ("avx512f", "avx512dq", "avx512ifma", "avx512cd", "avx512bw", "avx512vl", "avx512vbmi",
+                               "avx512_vbmi2", "gfni", "vaes", "vpclmulqdq", "avx512_vnni", "avx512_bitalg",
+                               "avx512_vpopcntdq", "avx512_bf16")}
+
+
+def host_target(function=None):
+    """The x86 ISA level this machine's multi-target library of `function` (any kernel's where
+    None) dispatches to (the one to tune)."""
+    text = pathlib.Path("/proc/cpuinfo").read_text()
+    flags = set(next((line.partition(":")[2] for line in text.splitlines() if line.startswith("flags")), "").split())
+    for level in manifest()[function].get("x86_levels", []) if function else []:
+        if flags >= set(LEVEL_FLAGS[level]):
+            return f"x86-64-linux-{level}"
+    if {"avx512f", "avx512bw"} <= flags:
         return "x86-64-linux-avx512_skylake"
-    if " avx2 " in flags and " fma " in flags:
+    if {"avx2", "fma"} <= flags:
         return "x86-64-linux-avx2-fma-f16c-sse41"
     return "x86-64-linux-sse41"
 
@@ -294,7 +306,7 @@ def family_of(target, device):
 def search_setting(function, args):
     """(target, its family, its schedules' family, the search space) of a run over `function`: the
     target is --target, or the build's for --device, or this machine's ISA level."""
-    target = args.target or (GPU_TARGETS[args.device] if args.device != "cpu" else host_target())
+    target = args.target or (GPU_TARGETS[args.device] if args.device != "cpu" else host_target(function))
     family, space_family = family_of(target, args.device)
     kind = schedule_kind(manifest()[function])
     return target, family, space_family, Space(search_space(space_family, kind), constraints(space_family, kind))

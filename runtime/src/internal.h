@@ -41,6 +41,8 @@ int64_t half_l2_bytes();
 void for_each_kernel(const std::function<void(const KernelEntry &)> &fn);
 // Installs the scratch allocator of the kernels (blocks.cpp); once, before the first kernel runs.
 void use_scratch_cache();
+// Installs posattn's test of which ISA levels this CPU runs (cpu_features.cpp); once, before the first kernel runs.
+void use_cpu_features();
 // The kernel `function` for the call's device (this build's CPU family for "cpu") and schedule.
 const KernelEntry *find_kernel(const std::string &function, const CallOptions &call);
 // The same, or Error(unsupported) naming the schedules this build has for it (a bad device first).

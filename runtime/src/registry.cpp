@@ -136,6 +136,7 @@ KernelCall::KernelCall(const std::string &function, const CallOptions &call) : K
 
 KernelCall::KernelCall(const KernelEntry &entry, const CallOptions &call) : entry_(&entry) {
     use_scratch_cache();
+    use_cpu_features();
     const bool gpu = call.device != "cpu";
     if (call.device == "vulkan") configure_vulkan_allocator();
     for (const DeviceApi *api = kDeviceApis; gpu && api->family; api++)

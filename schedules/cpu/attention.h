@@ -152,6 +152,10 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         st.q_rows.compute_at(out, task).vectorize(i, p.vector_width, TailStrategy::RoundUp);
     else  // read along the channels (also by the rows' fallback below, as strided loads)
         st.q_rows.compute_at(out, task).reorder_storage(d, i).vectorize(d, p.score_lanes, TailStrategy::GuardWithIf);
+    if (st.q_pairs.defined()) {  // (channel in pair, row) in the lanes: what vdpbf16ps multiplies
+        Var c = st.q_pairs.args()[0];
+        st.q_pairs.compute_at(out, task).bound(c, 0, 2).bound_extent(i, p.query_tile).vectorize(c).vectorize(i, p.vector_width);
+    }
     for (RelativeStages &rel : st.relative) schedule_relative(rel, LoopLevel(out, task), LoopLevel(out, h), p);
     if (st.k_transformed.defined()) {  // once per call, in parallel over (head, batch)
         Func kt = st.k_transformed;
@@ -262,10 +266,23 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         .vectorize(ii)
         .unroll(io)
         .unroll(jj);
-    auto score_over_rows = [&](Stage s) {
-        s.split(i, io, ii, p.vector_width, TailStrategy::RoundUp).reorder(ii, io, jj, st.channels.x).vectorize(ii).unroll(io).unroll(jj);
+    auto score_over_rows = [&](Stage s, RVar channel) {
+        s.split(i, io, ii, p.vector_width, TailStrategy::RoundUp).reorder(ii, io, jj, channel).vectorize(ii).unroll(io).unroll(jj);
     };
-    if (p.score_lanes > 1) {
+    if (st.q_pairs.defined()) {
+        // Each lane of a row vector sums a pair of channels: a VectorReduce that Halide makes one
+        // vdpbf16ps of.
+        RVar in_pair = st.channel_pairs.x, pair = st.channel_pairs.y;
+        st.score.update()
+            .split(i, io, ii, p.vector_width, TailStrategy::RoundUp)
+            .reorder(in_pair, ii, io, jj, pair)
+            .atomic()
+            .vectorize(in_pair)
+            .vectorize(ii)
+            .unroll(io)
+            .unroll(jj);
+        score_over_rows(st.score.update(1), st.last_channel.x);
+    } else if (p.score_lanes > 1) {
         // Per (row, key) of the register tile, score_lanes partial sums over the channels, then
         // their horizontal sum; where the channels are whole vectors (else over rows, as above).
         Expr channels = st.channels.x.extent();
@@ -277,7 +294,7 @@ inline void schedule_attention(AttentionStages &st, Halide::Func out, const Atte
         partial.update().reorder(lane, i, jj, vectors).vectorize(lane).unroll(i).unroll(jj);
         dense.reorder(lanes, i, jj).atomic().vectorize(lanes).unroll(i).unroll(jj);
     }
-    score_over_rows(st.score.update());
+    if (!st.q_pairs.defined()) score_over_rows(st.score.update(), st.channels.x);
     // The relative scores of the same register tile: one row per uniform key group, then the
     // gathers of the groups that are not.
     if (st.relative_scores.defined()) {

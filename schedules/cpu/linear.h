@@ -42,19 +42,25 @@ inline void schedule_linear(LinearStages &st, Halide::Func out, const LinearPara
     // reach) took 1.18x the time (Intel Xeon, 2026-12-05, 21 alternated pairs). (Transposed inside
     // the loop over inputs, it was one parallel loop of a few tiny tasks per input: 512 thread-pool
     // dispatches for a 512-input weight, a third of the kernel's time, AMD EPYC, 2026-12-03.)
-    Var panel_output = st.weight_panels.args()[0], panel = st.weight_panels.args()[2];
-    st.weight_panels.compute_root().parallel(panel).vectorize(panel_output, p.vector_width);
     st.product.compute_at(out, no)
         .bound_extent(o, tile)
         .bound_extent(n, p.tile_rows)
         .vectorize(o, p.vector_width)
         .unroll(o)
         .unroll(n);
-    st.product.update()
-        .reorder(o, n, st.reduction.x)
-        .vectorize(o, p.vector_width)
-        .unroll(o)
-        .unroll(n);
+    auto by_output_vectors = [&](Stage s, RVar input) { s.reorder(o, n, input).vectorize(o, p.vector_width).unroll(o).unroll(n); };
+    if (!st.bfloat16_pairs) {
+        Var panel_output = st.weight_panels.args()[0], panel = st.weight_panels.args()[2];
+        st.weight_panels.compute_root().parallel(panel).vectorize(panel_output, p.vector_width);
+        by_output_vectors(st.product.update(), st.reduction.x);
+        return;
+    }
+    // (pair lane, output) in the lanes: each lane sums a pair of products, one vdpbf16ps.
+    Var in_pair = st.weight_panels.args()[0], panel_output = st.weight_panels.args()[1], panel = st.weight_panels.args()[3];
+    st.weight_panels.compute_root().parallel(panel).bound(in_pair, 0, 2).vectorize(in_pair).vectorize(panel_output, p.vector_width);
+    RVar pair_lane = st.reduction.x, pair = st.reduction.y;
+    st.product.update(0).reorder(pair_lane, o, n, pair).atomic().vectorize(pair_lane).vectorize(o, p.vector_width).unroll(o).unroll(n);
+    by_output_vectors(st.product.update(1), st.last_input.x);
 }
 
 }  // namespace posattn::cpu
