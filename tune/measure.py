@@ -39,7 +39,7 @@ import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 import manifest as kernels_json  # noqa: E402  (cmake/manifest.py: a kernel per storage dtype)
 
 BENCH_GROUPS = (bench.encoding_benches, bench.complex_order_benches, bench.rope_benches, bench.alibi_benches,
-                bench.linear_benches, bench.floater_benches, bench.attention_benches)
+                bench.linear_benches, bench.floater_benches, bench.attention_benches, bench.storage_benches)
 # The group that holds each generator's benchmarks (tried first: building a group's inputs takes
 # GBs and seconds); the encodings' group holds the rest.
 GROUP_OF = {"complex_order": bench.complex_order_benches, "rope": bench.rope_benches,
