@@ -79,6 +79,22 @@ def test_plain_attention_writes_a_float32_out_of_16_bit_inputs(rng, dtype):
         assert (np.abs(out - expected) <= 2e-5 + 1e-5 * np.abs(expected)).all()
 
 
+@pytest.mark.parametrize("D", [1, 2, 33, 65])
+def test_bfloat16_channel_pairs_with_an_odd_channel_count(rng, D):
+    """bfloat16 q·k and x·w multiply channel pairs where the CPU has AVX512-BF16 (an odd count's
+    last channel on its own); every element against float64, into a poisoned out."""
+    q, k, v = (rounded(rng, shape, BF16) for shape in ((2, 4, 40, D), (2, 2, 70, D), (2, 2, 70, 20)))
+    out = np.full((2, 4, 40, 20), np.nan, np.float32)
+    posattn.attention(q, k, v, causal=True, out=out)
+    expected = reference.attention(q, k, v, None, True)
+    assert (np.abs(out - expected) <= 2e-5 + 1e-5 * np.abs(expected)).all()
+    x, w, b = rounded(rng, (9, D), BF16), rounded(rng, (37, D), BF16), rounded(rng, (37,), BF16)
+    y = np.full((9, 37), np.nan, np.float32).astype(BF16)
+    posattn.linear(x, w, b, out=y)
+    exact = x.astype(np.float64) @ w.astype(np.float64).T + b.astype(np.float64)
+    within(y, exact, 1e-5 * np.sqrt(D) * np.abs(x).max() * np.abs(w).max(), 1e-6, BF16)
+
+
 def attention_args(rng, q=BF16, k=BF16, v=BF16, out=BF16):
     return dict(q=rounded(rng, (1, 4, 5, 16), q), k=rounded(rng, (1, 2, 7, 16), k), v=rounded(rng, (1, 2, 7, 16), v),
                 out=np.full((1, 4, 5, 16), 7.0, np.float32).astype(out))
