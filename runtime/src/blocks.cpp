@@ -46,7 +46,9 @@ void *with_header(void *base, size_t capacity, const Allocator *owner) {
     *static_cast<Header *>(base) = Header{capacity, owner};
     return static_cast<char *>(base) + kAlignment;
 }
-const Header &header_of(void *ptr) { return *reinterpret_cast<const Header *>(static_cast<char *>(ptr) - kAlignment); }
+// A block's start from the pointer its caller holds, and the header there.
+void *base_of(void *ptr) { return static_cast<char *>(ptr) - kAlignment; }
+const Header &header_at(void *base) { return *static_cast<const Header *>(base); }
 
 class BlockCache {
 public:
@@ -76,8 +78,8 @@ public:
 
     void release(void *ptr) {
         if (!ptr) return;
-        void *base = static_cast<char *>(ptr) - kAlignment;
-        size_t capacity = static_cast<const Header *>(base)->capacity;
+        void *base = base_of(ptr);
+        size_t capacity = header_at(base).capacity;
         if (capacity >= kKeptFrom) {
             std::lock_guard<std::mutex> lock(mutex_);
             if (kept_bytes_ + capacity <= limit_) {
@@ -127,7 +129,7 @@ public:
 
     void *take(size_t capacity) {
         for (size_t n = 0; n < count_; n++)
-            if (capacity_of(kept_[n]) >= capacity && capacity_of(kept_[n]) / 2 <= capacity) {
+            if (header_at(kept_[n]).capacity >= capacity && header_at(kept_[n]).capacity / 2 <= capacity) {
                 void *base = kept_[n];
                 kept_[n] = kept_[--count_];
                 return static_cast<char *>(base) + kAlignment;
@@ -142,7 +144,6 @@ public:
     ~ThreadBlocks() {
         for (size_t n = 0; n < count_; n++) std::free(kept_[n]);
     }
-    static size_t capacity_of(void *base) { return static_cast<const Header *>(base)->capacity; }
 
 private:
     std::array<void *, 16> kept_{};
@@ -164,9 +165,9 @@ void *scratch_malloc(void *, size_t size) {
 
 void scratch_free(void *, void *ptr) {
     if (!ptr) return;
-    if (const Allocator *owner = header_of(ptr).owner) return owner->release(owner->context, static_cast<char *>(ptr) - kAlignment);
-    void *base = static_cast<char *>(ptr) - kAlignment;
-    if (ThreadBlocks::capacity_of(base) < ThreadBlocks::kSmall && thread_blocks.keep(base)) return;
+    void *base = base_of(ptr);
+    if (const Allocator *owner = header_at(base).owner) return owner->release(owner->context, base);
+    if (header_at(base).capacity < ThreadBlocks::kSmall && thread_blocks.keep(base)) return;
     scratch_blocks().release(ptr);
 }
 
