@@ -168,8 +168,8 @@ def test_the_avx512_zen4_level_runs_on_intel_too():
     """The level is compiled for Zen 4 (LLVM's znver4), and posattn's runtime runs it on any CPU
     with its AVX-512 extensions, Intel's Sapphire Rapids too: so it must hold none of AMD's own
     instructions (SSE4a's extrq, insertq, movntss, movntsd), which LLVM may pick for znver4."""
-    archives = [BUILD / f"lib{k['function']}.a" for k in manifest() if k.get("x86_levels")]
-    archives += [BUILD / f"{k['function']}_nontemporal.a" for k in manifest() if k.get("x86_levels") and k.get("nontemporal")]
+    leveled = [k for k in manifest() if k.get("x86_levels")]
+    archives = [BUILD / f"lib{k['function']}.a" for k in leveled] + [BUILD / f"{k['function']}_nontemporal.a" for k in leveled if k.get("nontemporal")]
     assert archives
     for archive in archives:
         for name, code in isa_levels(archive).items():
