@@ -542,7 +542,7 @@ STORAGE_SUFFIX = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.d
 
 def storage_benches(rng):
     """The float16 and bfloat16 kernels (contract §15) on the float32 rows' shapes: a GQA decode
-    step, causal prefill, RoPE and the x + PE forms (half the bytes of float32). Their "eager"
+    step, causal prefill, linear, RoPE and the x + PE forms (half the bytes of float32). Their "eager"
     column is what one ran without them: the inputs widened to float32 and posattn's float32
     kernel (the decode row: HF's eager form, as its float32 row)."""
     (B, S, D), L = ENCODING_SHAPE, 2048
@@ -559,6 +559,15 @@ def storage_benches(rng):
             lambda r, qkv=qkv: posattn.attention(*(a.astype(np.float32) for a in qkv[r % 2]), causal=True),
             lambda s, small=small: float(np.abs(posattn.attention(*small, causal=True, **s).astype(np.float64)
                                                 - reference.attention(*small, causal=True)).max())))
+        N, E, O = 512, 768, 768  # linear_benches' projection (bfloat16: vdpbf16ps where the CPU has it)
+        lin = rotating(lambda: [rng.standard_normal(shape, dtype=np.float32).astype(dtype) for shape in ((N, E), (O, E), (O,))], 2)
+        lin_out = np.empty((N, O), dtype)
+        benches.append(Bench(
+            f"posattn_linear_{suffix}", 2.0 * N * E * O, "GFLOP/s",
+            lambda r, s, lin=lin, out=lin_out: posattn.linear(*lin[r % 2], out=out, **s),
+            lambda r, lin=lin: posattn.linear(*(a.astype(np.float32) for a in lin[r % 2])),
+            lambda s, lin=lin: float(np.abs(posattn.linear(*lin[0], **s).astype(np.float64)
+                                            - (lin[0][0].astype(np.float64) @ lin[0][1].astype(np.float64).T + lin[0][2])).max())))
         x = rotating(lambda: rng.standard_normal((2, 32, 4096, 128), dtype=np.float32).astype(dtype), 2)
         x_out = np.empty((2, 32, 4096, 128), dtype)
         benches.append(Bench(
