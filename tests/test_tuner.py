@@ -310,7 +310,7 @@ def test_tuning_through_a_runner_records_the_runners_measurements(tune, tmp_path
 
 
 def test_other_targets_need_a_runner(tune):
-    args = argparse.Namespace(device="vulkan", target=None, runner=None)
+    args = argparse.Namespace(device="vulkan", target=None, runner=None, cluster=None)
     with pytest.raises(SystemExit, match="give --runner"):
         tune.tune("posattn_linear_f32", None, args)
 
@@ -352,3 +352,43 @@ def test_ab_times_two_builds_of_a_kernel_alternately(ab):
 def test_ab_names_an_unknown_param(ab):
     with pytest.raises(SystemExit, match="'width:8' is not name:value for one of posattn_integer_add_f32's params"):
         ab.compare("posattn_integer_add_f32", [("", None), ("width:8", None)], 1)
+
+
+def test_records_resume_the_unfinished_run_and_drop_a_line_cut_short(tune, tmp_path):
+    """A run is resumed from its trials while it has no summary; a line cut short by a killed run was
+    never a record: it is dropped before the next append, the lines before it kept as written."""
+    records = tune.Records(tmp_path / "x86.jsonl")
+    settings = dict(kernel="posattn_linear_f32", seed=1)
+    run, earlier, done = records.run_of(settings)
+    assert run.endswith(".1") and earlier == [] and done == {}
+    log, append = records.appender()
+    with log:
+        append(dict(kernel="other", best=True))
+        append(dict(run=run, trial=1, params={"a": 1}))
+    with records.path.open("a") as f:
+        f.write('{"run": "%s", "trial": 2, "par' % run)
+    assert records.run_of(settings) == (run, [dict(kernel="other", best=True)], {1: dict(run=run, trial=1, params={"a": 1})})
+    before = records.path.read_text()
+    log, append = records.appender()
+    with log:
+        append(dict(run=run, trial=2, params={"a": 2}))
+        append(dict(run=run, best=True))
+    assert records.path.read_text().startswith(before[:before.rfind("\n") + 1])
+    assert [r.get("trial") for r in records.read()] == [None, 1, 2, None]
+    assert records.run_of(settings)[0].endswith(".2")  # finished: the same settings start a new run
+    assert records.run_of(dict(settings, seed=2))[0] != run
+
+
+def test_a_batch_depends_on_the_seed_and_the_best_before_it(tune):
+    space = tune.Space(spaces()["x86"]["linear"], tune.constraints("x86", "linear"))
+    start = dict(space.defaults(), tile_rows=4)
+
+    def proposals(best):
+        search = tune.LocalSearch(space, 11, [start], random=2)
+        return [search.propose(3, space.defaults()), search.propose(3, best)]
+    first = proposals(space.defaults())
+    assert first == proposals(space.defaults())
+    assert first[0][0] == start and len({tune.text(p) for batch in first for p in batch}) == 6
+    assert space.defaults() not in first[0] + first[1]
+    other = dict(space.defaults(), tile_vectors=1)
+    assert proposals(other)[0] == first[0] and proposals(other)[1] != first[1]  # mutations of the best

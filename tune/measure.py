@@ -141,6 +141,26 @@ def measure_candidates(function, bench_obj, device, candidates, repeats, max_err
     return results
 
 
+class RunnerError(RuntimeError):
+    """A measurement that failed as a whole (the candidate crashed the measuring process, the
+    connection broke, the defaults failed this time): the tuner records the trial as invalid and
+    goes on."""
+
+
+def pair_outcome(defaults, candidate):
+    """A candidate's measurement beside the defaults (measured together, call by call): its time
+    ratio to them, or why it is invalid."""
+    if "ms" not in defaults:
+        raise RunnerError(f"the defaults failed this time: {defaults['invalid']}")
+    if "ms" not in candidate:
+        return dict(invalid=candidate["invalid"])
+    return dict(ratio=candidate["ms"] / defaults["ms"], noise=candidate["noise"], error=candidate["error"])
+
+
+def first_line(error):
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("function", help="a kernels.json function")

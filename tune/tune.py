@@ -33,11 +33,13 @@ under user-mode emulation (ARM under qemu), and without a runner only this machi
 """
 import argparse
 import datetime
+import hashlib
 import importlib.metadata
 import json
 import os
 import pathlib
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
@@ -55,7 +57,7 @@ sys.path.insert(0, str(ROOT / "tune"))
 sys.path.insert(0, str(ROOT / "cmake"))
 import manifest as kernels_json  # noqa: E402  (cmake/manifest.py: a kernel per storage dtype)
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
-from measure import benches_of, machine, measure_candidates  # noqa: E402
+from measure import RunnerError, benches_of, first_line, machine, measure_candidates, pair_outcome  # noqa: E402
 from report import applied  # noqa: E402  (the records a build takes)
 
 # Which schedule (schedules/<family>/<kind>.h) each generator uses.
@@ -226,11 +228,6 @@ class Compiler:
         return f"{library}:{symbol}"
 
 
-class RunnerError(RuntimeError):
-    """A runner call that failed (the candidate crashed the measuring process, or the connection
-    broke): the trial is recorded as invalid, and the search goes on."""
-
-
 class Runner:
     """Where candidates are measured: in this process (runner None), or by a command that runs
     tune/measure.py on a machine of the target; measure(candidates) -> (machine, results)."""
@@ -258,13 +255,116 @@ class Runner:
         reply = json.loads(lines[-1])
         return reply["machine"], reply["results"]
 
-    def ratio(self, incumbent, candidate, max_error=None):
-        """The candidate's time over the incumbent's, measured together (None unless both were
-        timed); the candidate's result."""
-        _, (first, second) = self.measure([incumbent, candidate], max_error)
-        if "ms" not in first:
-            raise RunnerError(f"the incumbent failed this time: {first['invalid']}")
-        return (second["ms"] / first["ms"] if "ms" in second else None), second
+
+class Local:
+    """The executor of a run without a cluster: compiles here and measures here (or through
+    --runner), one trial after another. build() -> a candidate; measure(candidates) -> (where,
+    results); trials(default, jobs) -> per job its outcome. tune/cluster.py's Cluster is the same
+    on a Ray cluster."""
+    def __init__(self, function, target, bench_obj, args):
+        self.compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
+        self.runner = Runner(function, bench_obj, args.device, args.repeats, args.runner)
+        self.worker = args.runner or f"{socket.gethostname()}:{os.getpid()}"
+        family = family_of(target, args.device)[0]
+        # The build's own autoscheduled baselines (same target, this machine), where it has them.
+        self.built = set() if args.runner else {k["schedule"] for k in posattn.kernels()
+                                                if k["function"] == function and k["family"] == family}
+
+    def build(self, params=None, autoscheduler=None, timeout=None):
+        """The candidate, or RuntimeError with the compiler's message."""
+        if autoscheduler and autoscheduler.lower() in self.built:
+            return autoscheduler.lower()
+        return self.compiler.build(params, autoscheduler, timeout)
+
+    def measure(self, candidates, max_error=None):
+        where, results = self.runner.measure(candidates, max_error)
+        return dict(machine=where, worker=self.worker, attempts=1), results
+
+    def trials(self, default, jobs, max_error=None):
+        """Each job (params=..., or autoscheduler=..., timeout=...) compiled and measured beside the
+        defaults: its pair_outcome() with where it was measured, or dict(invalid=why)."""
+        outcomes = []
+        for job in jobs:
+            try:
+                where, (first, second) = self.measure([default, self.build(**job)], max_error)
+                outcomes.append(dict(pair_outcome(first, second), **where))
+            except RuntimeError as e:  # (a runner call that failed: RunnerError)
+                outcomes.append(dict(invalid=first_line(e), worker=self.worker, attempts=1))
+        return outcomes
+
+    def close(self):
+        pass
+
+
+class LocalSearch:
+    """The candidates of a run, in order: `starts` (what won for the kernel before, and for its
+    siblings), then `random` samples, then mutations of the best so far; never one proposed
+    before. A batch depends only on the seed and the best before it, so the same seed, batch size
+    and results give the same candidates, on one machine or a cluster."""
+    name = "local"
+
+    def __init__(self, space, seed, starts, random):
+        self.space, self.rng, self.starts = space, np.random.default_rng(seed), list(starts)
+        self.random_until, self.proposed = len(self.starts) + random, 0
+        self.seen = {text(space.defaults())}
+
+    def propose(self, count, best):
+        batch = []
+        for _ in range(Space.DRAWS):
+            if len(batch) == count:
+                break
+            if self.starts:
+                params = self.starts.pop(0)
+            else:
+                params = self.space.sample(self.rng) if self.proposed < self.random_until else self.space.mutate(best, self.rng)
+            if text(params) in self.seen:
+                params = self.space.sample(self.rng)
+                if text(params) in self.seen:
+                    continue
+            self.seen.add(text(params))
+            self.proposed += 1
+            batch.append(params)
+        return batch  # (shorter than asked where the space runs out)
+
+
+class Records:
+    """A records file: JSON lines, appended whole, never rewritten. A line cut short (a run killed
+    while writing it) was never a record: it is dropped before the next append."""
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+
+    def read(self):
+        if not self.path.exists():
+            return []
+        text = self.path.read_text()
+        if text and not text.endswith("\n"):
+            text = text[:text.rfind("\n") + 1]
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def run_of(self, settings):
+        """The run these settings resume (the latest with them that has no summary yet) or start:
+        (its id, the records before it, its trials by number)."""
+        key = hashlib.sha1(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:12]
+        records = self.read()
+        runs = [r["run"] for r in records if r.get("run", "").startswith(key + ".")]
+        if runs and not any(r.get("best") and r.get("run") == runs[-1] for r in records):
+            first = next(i for i, r in enumerate(records) if r.get("run") == runs[-1])
+            return runs[-1], records[:first], {r["trial"]: r for r in records if r.get("run") == runs[-1]}
+        return f"{key}.{len(set(runs)) + 1}", records, {}
+
+    def appender(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            text = self.path.read_bytes()
+            if text and not text.endswith(b"\n"):
+                with self.path.open("r+b") as f:
+                    f.truncate(text.rfind(b"\n") + 1)
+        log = self.path.open("a")
+
+        def append(record):
+            log.write(json.dumps(record) + "\n")
+            log.flush()
+        return log, append
 
 
 class Progress:
@@ -274,13 +374,13 @@ class Progress:
     def done(self, tried):
         return tried >= self.trials or time.monotonic() >= self.deadline
 
-    def show(self, tried, best_ms, default_ms, note=""):
+    def show(self, tried, best_ratio, note=""):
         left = max(0.0, self.deadline - time.monotonic())
         width = 24
         filled = int(width * min(1.0, max(tried / self.trials, (time.monotonic() - self.start)
                                           / max(1e-9, self.deadline - self.start))))
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {tried}/{self.trials} tried, best "
-                         f"{best_ms:.2f} ms ({default_ms / best_ms:.2f}x default), {left:.0f} s left {note[:40]:<40}")
+                         f"{1 / best_ratio:.2f}x the defaults, {left:.0f} s left {note[:40]:<40}")
         sys.stderr.flush()
 
 
@@ -331,118 +431,117 @@ def check(function, bench_obj, args):
     return all("error" in r for r in results)
 
 
+def executor_for(function, target, bench_obj, args):
+    if not args.cluster:
+        return Local(function, target, bench_obj, args)
+    import cluster  # tune/cluster.py: ray, imported only for a cluster run
+    return cluster.Cluster(function, target, args)
+
+
+def baselines_of(executor, default, default_ms, space_family, args):
+    """The autoschedulers' builds of the kernel, each measured beside the defaults: ms and noise,
+    or the error (some autoschedulers fail on some graphs: reported, never hidden)."""
+    schedulers = AUTOSCHEDULERS[space_family] if args.baselines else ()
+    outcomes = executor.trials(default, [dict(autoscheduler=s, timeout=args.baseline_timeout) for s in schedulers])
+    return {s: dict(ms=default_ms * o["ratio"], noise=o["noise"]) if "ratio" in o else dict(error=o["invalid"])
+            for s, o in zip(schedulers, outcomes)}
+
+
+def trial_record(outcome, default_ms):
+    """A trial's record fields from its outcome: time (as the ratio to the defaults measured beside
+    it, and in this run's ms), or why it is invalid; where and on which attempt it was measured."""
+    fields = {k: outcome[k] for k in ("machine", "worker", "attempts") if k in outcome}
+    if "ratio" not in outcome:
+        return dict(fields, invalid=outcome["invalid"])
+    return dict(fields, ms=default_ms * outcome["ratio"], noise=outcome["noise"], ratio_to_default=outcome["ratio"])
+
+
 def tune(function, bench_obj, args):
     target, family, space_family, space = search_setting(function, args)
-    if family != "x86" and not args.runner:
+    if family != "x86" and not (args.runner or args.cluster):
         raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
-                         "command that runs tune/measure.py on a machine of that target")
-    rng = np.random.default_rng(args.seed)
-    records_path = pathlib.Path(args.records) if args.records else ROOT / "schedules" / "tuned" / f"{family}.jsonl"
-    compiler = Compiler(function, target, tempfile.mkdtemp(prefix="posattn-tune-"))
-    runner = Runner(function, bench_obj, args.device, args.repeats, args.runner)
-
-    # The incumbent: the defaults, or the best earlier record (tuning resumes from the records).
-    default = compiler.build(space.defaults())
+                         "command that runs tune/measure.py on a machine of that target, or --cluster")
+    records = Records(args.records or ROOT / "schedules" / "tuned" / f"{family}.jsonl")
+    executor = executor_for(function, target, bench_obj, args)
     try:
-        where, (measured,) = runner.measure([default])
+        summary = search(function, bench_obj, args, target, space, space_family, records, executor)
+    finally:
+        executor.close()
+    print(json.dumps(dict(kernel=function, best=summary["params"], ratio_to_default=round(summary["ratio_to_default"], 3),
+                          baselines={k: round(v["ms"], 3) if "ms" in v else v["error"]
+                                     for k, v in summary["baselines"].items()})))
+
+
+def search(function, bench_obj, args, target, space, space_family, records, executor):
+    """One kernel's run: the defaults measured, the baselines, the trials in batches (each
+    candidate measured beside the defaults), the best re-measured; every record appended as soon
+    as it is made, so a stopped run resumes where it stopped. Returns the summary record."""
+    default = executor.build(space.defaults())
+    try:
+        where, (measured,) = executor.measure([default])
     except RunnerError as e:
         raise SystemExit(f"tune: {e}") from None
     if "ms" not in measured:
         raise SystemExit(f"tune: {function}'s default schedule fails on {args.device}: {measured['invalid']}")
     # A candidate summing in another order (other block sizes) may be a few times further from
     # float64 than the defaults (Shaw with 512-key blocks: 2.0x); a wrong one is orders of magnitude off.
-    default_s, max_error = measured["ms"] / 1e3, max(8 * measured["error"], 1e-5)
+    default_ms, max_error = measured["ms"], max(8 * measured["error"], 1e-5)
+    settings = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name, seed=args.seed,
+                    random=args.random, batch=args.batch, strategy=LocalSearch.name)
+    run, earlier, done = records.run_of(settings)
     common = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name,
-                  halide=importlib.metadata.version("halide"), machine=where, runner=args.runner,
-                  date=datetime.date.today().isoformat(), seed=args.seed)
-    best = dict(params=space.defaults(), candidate=default, seconds=default_s)
-    records = [json.loads(l) for l in records_path.read_text().splitlines() if l.strip()] if records_path.exists() else []
-    # Earlier summaries of this kernel, target, shape class and machine (records are per machine).
-    previous = [r for r in records if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
-                (function, target, bench_obj.name, where)]
-    if previous:
-        earlier = min(previous, key=lambda r: r["ratio_to_default"])
-        params = space.of(earlier["params"])
-        try:
-            candidate = compiler.build(params)
-            ratio, _ = runner.ratio(default, candidate, max_error)
-            if ratio is not None and ratio < 1:
-                best = dict(params=params, candidate=candidate, seconds=default_s * ratio)
-        except RuntimeError:
-            pass
-    history = [dict(trial=0, best_ms=best["seconds"] * 1e3)]
-    baselines = {"default": dict(ms=default_s * 1e3, noise=measured["noise"])}
-    built = {k["schedule"] for k in posattn.kernels() if k["function"] == function and k["family"] == family}
-    for scheduler in AUTOSCHEDULERS[space_family] if args.baselines else ():
-        try:  # the build's own baseline where it has one (same target, this machine), else compiled
-            name = scheduler.lower() if scheduler.lower() in built and not args.runner else compiler.build(
-                autoscheduler=scheduler, timeout=args.baseline_timeout)
-            ratio, result = runner.ratio(default, name)
-            if ratio is None:
-                raise RuntimeError(result["invalid"])
-            baselines[scheduler] = dict(ms=default_s * ratio * 1e3, noise=result["noise"])
-        except Exception as e:  # reported, never hidden: some autoschedulers fail on some graphs
-            baselines[scheduler] = dict(error=str(e).splitlines()[0][:200])
+                  halide=importlib.metadata.version("halide"), machine=where["machine"], runner=args.runner,
+                  cluster=args.cluster, run=run, date=datetime.date.today().isoformat(), seed=args.seed)
+    # Tuning goes on from the records: the kernel's earlier best here, then what won for its siblings.
+    previous = [r for r in earlier if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
+                (function, target, bench_obj.name, where["machine"])]
+    starts = [space.of(min(previous, key=lambda r: r["ratio_to_default"])["params"])] if previous else []
+    starts += [p for p in sibling_starts(earlier, function, target, where["machine"], space) if p not in starts]
+    strategy = LocalSearch(space, args.seed, [p for p in starts if not space.why_invalid(p)], args.random)
+    baselines = dict(default=dict(ms=default_ms, noise=measured["noise"]),
+                     **baselines_of(executor, default, default_ms, space_family, args))
 
-    records_path.parent.mkdir(parents=True, exist_ok=True)
-    with records_path.open("a") as log:  # each record as soon as it is made: a stopped run keeps its trials
-        def record_it(r):
-            log.write(json.dumps(r) + "\n")
-            log.flush()
-
+    log, append = records.appender()
+    with log:
+        best, tried, history = dict(params=space.defaults(), ratio=1.0), 0, [dict(trial=0, best_ms=default_ms)]
         progress = Progress(args.trials, args.minutes * 60)
-        seen, tried = {text(best["params"]), text(space.defaults())}, 0
-        starts = [p for p in sibling_starts(records, function, target, where, space) if text(p) not in seen]
-        random_until = len(starts) + args.random
         while not progress.done(tried):
-            if starts:
-                params = starts.pop(0)
-            else:
-                params = space.sample(rng) if tried < random_until else space.mutate(best["params"], rng)
-            if text(params) in seen:
-                params = space.sample(rng)
-                if text(params) in seen:
-                    continue
-            seen.add(text(params))
-            tried += 1
-            record = dict(common, trial=tried, params=params)
-            try:
-                candidate = compiler.build(params)
-                # measured beside the incumbent, so its time is the same minute's ratio to it
-                ratio, result = runner.ratio(best["candidate"], candidate, max_error)
-                if ratio is None:
-                    raise RuntimeError(result["invalid"])
-                candidate_s = best["seconds"] * ratio
-                if candidate_s < best["seconds"]:
-                    # A new best is timed against the defaults themselves: times chained through
-                    # incumbents compound their noise (up to 7x "faster" in 34 trials here, 1.07x
-                    # re-measured). It becomes the incumbent only if that agrees.
-                    anchored, again = runner.ratio(default, candidate, max_error)
-                    if anchored is None:
-                        raise RuntimeError(again["invalid"])
-                    candidate_s = default_s * anchored
-            except RuntimeError as e:
-                record["invalid"] = str(e)[:200]
-                record_it(record)
-                progress.show(tried, best["seconds"] * 1e3, default_s * 1e3, "invalid")
-                continue
-            if candidate_s < best["seconds"]:
-                best = dict(params=params, candidate=candidate, seconds=candidate_s)
-            record.update(ms=candidate_s * 1e3, noise=result["noise"], ratio_to_default=candidate_s / default_s)
-            record_it(record)
-            history.append(dict(trial=tried, best_ms=best["seconds"] * 1e3))
-            progress.show(tried, best["seconds"] * 1e3, default_s * 1e3)
+            batch = strategy.propose(min(args.batch, args.trials - tried), best["params"])
+            if not batch:
+                break
+            numbers = range(tried + 1, tried + len(batch) + 1)
+            fresh = [(n, p) for n, p in zip(numbers, batch) if n not in done]
+            outcomes = dict(zip([n for n, _ in fresh], executor.trials(default, [dict(params=p) for _, p in fresh], max_error)))
+            for n, params in zip(numbers, batch):  # in trial order, wherever each was measured
+                if n in done:
+                    record = done[n]
+                    if record["params"] != params:
+                        raise SystemExit(f"tune: run {run}'s trial {n} in {records.path} is not the candidate this seed "
+                                         "gives (the records, the search space or the code changed): start a new run")
+                else:
+                    record = dict(common, trial=n, params=params, **trial_record(outcomes[n], default_ms))
+                    append(record)
+                if record.get("ratio_to_default", 1.0) < best["ratio"]:
+                    best = dict(params=params, ratio=record["ratio_to_default"])
+                history.append(dict(trial=n, best_ms=default_ms * best["ratio"]))
+            tried += len(batch)
+            progress.show(tried, best["ratio"])
         sys.stderr.write("\n")
 
-        # The best is re-measured against the defaults, three times; the median ratio is what is recorded.
-        ratios = [runner.ratio(default, best["candidate"])[0] for _ in range(3)]
+        # The best, compiled again, is re-measured beside the defaults three times; the median ratio
+        # is what is recorded.
+        candidate = executor.build(best["params"]) if best["params"] != space.defaults() else default
+        try:
+            ratios = [pair_outcome(*executor.measure([default, candidate])[1]).get("ratio") for _ in range(3)]
+        except RunnerError as e:
+            raise SystemExit(f"tune: re-measuring {function}'s best failed ({e}); its trials are recorded") from None
         if None in ratios:
             raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
-        best_ratio = statistics.median(ratios)
-        record_it(dict(common, params=best["params"], ms=default_s * best_ratio * 1e3, ratio_to_default=best_ratio,
-                       best=True, baselines=baselines, history=history, trials=tried))
-    print(json.dumps(dict(kernel=function, best=best["params"], ratio_to_default=round(best_ratio, 3),
-                          baselines={k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()})))
+        ratio = statistics.median(ratios)
+        summary = dict(common, params=best["params"], ms=default_ms * ratio, ratio_to_default=ratio, best=True,
+                       baselines=baselines, history=history, trials=tried)
+        append(summary)
+    return summary
 
 
 def main():
@@ -453,10 +552,19 @@ def main():
     parser.add_argument("--target", help="Halide target without features (default: this machine's ISA level, "
                                          "or the build's target for --device)")
     parser.add_argument("--runner", help="command that runs tune/measure.py where the target is (see above)")
+    parser.add_argument("--cluster", help="a Ray cluster's address (tune/cluster.py): compile on its workers, "
+                                          "measure on its machines of the target")
+    parser.add_argument("--machine", help="with --cluster: the CPU model to measure on, where several offer the target")
+    parser.add_argument("--trial-timeout", type=float, default=600.0,
+                        help="with --cluster: seconds a measurement may take before its worker is taken as hung")
+    parser.add_argument("--attempts", type=int, default=3,
+                        help="with --cluster: tries of a trial whose worker dies or hangs before it is recorded as failed")
     parser.add_argument("--records", help="records file (default: schedules/tuned/<family>.jsonl)")
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--minutes", type=float, default=10.0)
     parser.add_argument("--random", type=int, default=8, help="random samples before the local search")
+    parser.add_argument("--batch", type=int, default=4,
+                        help="candidates proposed at a time (measured in parallel on a cluster): part of the seed's sequence")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-baselines", dest="baselines", action="store_false",
@@ -466,6 +574,8 @@ def main():
     parser.add_argument("--check-only", action="store_true",
                         help="compile the defaults and --random samples, check them through the runner; time and record nothing")
     args = parser.parse_args()
+    if args.cluster and args.runner:
+        parser.error("--cluster and --runner are two ways to measure elsewhere: give one")
     posattn.set_num_threads(bench.THREADS)
     functions = list(manifest()) if args.all else args.kernels
     right = True
