@@ -5,7 +5,8 @@ kernel's non-temporal twin (x86's large outputs run it) but not its autoschedule
 dtype's "why"). "bf16_f32": bfloat16
 inputs, a float32 out (posattn_attn_plain_bf16_f32_decode). "gpu_features": per GPU API, the target
 features its instances add (vk_float16). "x86_levels": the x86 ISA levels its instances hold above
-every x86 kernel's (avx512_zen4 for bfloat16's dot products).
+every x86 kernel's (avx512_zen4 for bfloat16's dot products). Each kernel carries its generator's
+"algorithm_version" (the top-level "algorithm_versions"), which tuned records must match.
 
 Run, it prints them as JSON ({"kernels": [...]}) for CMake; tests, tools and scripts import it."""
 import json
@@ -31,6 +32,7 @@ def kernels(path=MANIFEST):
                                  gpu_features=dtype.get("gpu_features", {}), x86_levels=dtype.get("x86_levels", [])))
     for kernel in expanded:
         kernel.pop("dtypes", None)
+        kernel["algorithm_version"] = manifest["algorithm_versions"][kernel["generator"]]
     return expanded
 
 

@@ -41,17 +41,22 @@ function(posattn_isa_level target out)
 endfunction ()
 
 # For each kernel of `records` and each ISA level whose latest summary record (tune.py's "best")
-# measured on `machine`'s model (any model if empty) beat the defaults by more than 3% (this
-# machine's noise), sets <prefix><kernel> to "schedule_params=isa:<level>,name:value,...", the
-# levels' groups joined by '/' (schedules/params.h: each level of a multi-target library takes its
-# own group, and the others their defaults); a kernel without one builds with its family's
-# defaults. The latest, not the lowest ratio of any date: each run measures against
+# measured on `machine`'s model (any model if empty) for the kernel's schedule version beat the
+# defaults by more than 3% (this machine's noise), sets <prefix><kernel> to
+# "schedule_params=isa:<level>,version:<version>,name:value,...", the levels' groups joined by '/'
+# (schedules/params.h: each level of a multi-target library takes its own group, and the others
+# their defaults); a kernel without one builds with its family's defaults. A record's
+# schedule_version is "<algorithm>.<fields>": the algorithm's must be posattn_algorithm_<kernel>
+# (kernels.json, set by the caller), the fields' is the generator's to check (the params struct's
+# fields and defaults); a record without one, or made for another algorithm, is not built, and the
+# configure step names its kernels. The latest, not the lowest ratio of any date: each run measures against
 # the defaults of its day's code, and a later run supersedes an earlier one (the AMD EPYC's
 # 2026-11-30 8-lane record of learned x + PE, 0.94 then, ran 0.87-0.89x as fast as the defaults
 # once x + PE kernels got non-temporal twins, whose 32-byte stores leave lines half written).
 function(posattn_read_tuned_records records machine prefix)
   file(STRINGS ${records} lines)
   set(kernels "")
+  set(stale "")
   foreach (record IN LISTS lines)
     string(JSON is_best ERROR_VARIABLE not_summary GET "${record}" best)
     if (not_summary OR NOT is_best)
@@ -63,6 +68,12 @@ function(posattn_read_tuned_records records machine prefix)
       continue ()
     endif ()
     string(JSON kernel GET "${record}" kernel)
+    string(JSON version ERROR_VARIABLE unversioned GET "${record}" schedule_version)
+    string(REGEX REPLACE "[.].*" "" algorithm "${version}")
+    if (unversioned OR NOT "${algorithm}" STREQUAL "${posattn_algorithm_${kernel}}")
+      list(APPEND stale ${kernel})
+      continue ()
+    endif ()
     string(JSON target GET "${record}" target)
     posattn_isa_level("${target}" level)
     list(APPEND kernels ${kernel})
@@ -77,6 +88,7 @@ function(posattn_read_tuned_records records machine prefix)
     if (level)
       set(text "isa:${level}")
     endif ()
+    list(APPEND text "version:${version}")
     foreach (f RANGE ${last_field})
       string(JSON name MEMBER "${record}" params ${f})
       string(JSON value GET "${record}" params ${name})
@@ -84,6 +96,13 @@ function(posattn_read_tuned_records records machine prefix)
     endforeach ()
     list(JOIN text "," group_${kernel}_${level})
   endforeach ()
+  if (stale)
+    list(REMOVE_DUPLICATES stale)
+    list(LENGTH stale count)
+    list(JOIN stale ", " stale)
+    message(STATUS "posattn: ${records}: the tuned records of ${count} kernels were made for another schedule version "
+            "(or before records had one) and are not built: ${stale} (re-measure them: tune/tune.py --remeasure)")
+  endif ()
   list(REMOVE_DUPLICATES kernels)
   foreach (kernel IN LISTS kernels)
     set(groups "")

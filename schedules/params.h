@@ -7,6 +7,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
+#include <iomanip>
+#include <iostream>
 #include <map>
 #include <sstream>
 #include <string>
@@ -75,21 +78,45 @@ Params parse_schedule_params(const std::string &text, Params params) {
     return params;
 }
 
+// The version of a params struct's fields: a hash of their names and defaults (the defaults a tuned
+// record's times were measured against), 16 hex digits (FNV-1a). A tuned record carries the version
+// it was measured for.
+template <typename Params>
+std::string fields_version(Params params) {
+    uint64_t hash = 14695981039346656037ull;
+    params.fields([&](const char *name, int &value, const std::vector<int> &) {
+        for (char c : std::string(name) + "=" + std::to_string(value) + ";") hash = (hash ^ uint8_t(c)) * 1099511628211ull;
+    });
+    std::ostringstream text;
+    text << std::hex << std::setw(16) << std::setfill('0') << hash;
+    return text.str();
+}
+
 // As above, for `target`. Tuned records (cmake/tuned_records.cmake) give a group of items per ISA
-// level, "isa:avx512,name:value,.../isa:avx2,...": each level of a multi-target library takes its
-// own group's items, and a level without a group the defaults.
+// level, "isa:avx512,version:<algorithm>.<fields>,name:value,.../isa:avx2,...": each level of a
+// multi-target library takes its own group's items, and a level without a group the defaults. A
+// group measured for other fields (or other defaults) than these is not built: the defaults are,
+// with a warning (the algorithm's version is CMake's to check: kernels.json).
 template <typename Params>
 Params parse_schedule_params(const Halide::Target &target, const std::string &text, Params defaults) {
     std::stringstream groups(text);
     std::string group, item;
     while (std::getline(groups, group, '/')) {
-        std::string rest, isa;
+        std::string rest, isa, version;
         std::stringstream items(group);
         while (std::getline(items, item, ',')) {
             if (item.rfind("isa:", 0) == 0) isa = item.substr(4);
+            else if (item.rfind("version:", 0) == 0) version = item.substr(item.find('.') + 1);
             else rest += (rest.empty() ? "" : ",") + item;
         }
-        if (isa.empty() || isa == isa_level(target)) return parse_schedule_params(rest, defaults);
+        if (!isa.empty() && isa != isa_level(target)) continue;
+        if (!version.empty() && version != fields_version(defaults)) {
+            std::cerr << "posattn: warning: tuned schedule params '" << group << "' were measured for fields version "
+                      << version << ", these are " << fields_version(defaults)
+                      << ": built with the defaults (re-measure them: tune/tune.py --remeasure)\n";
+            break;
+        }
+        return parse_schedule_params(rest, defaults);
     }
     return parse_schedule_params("", defaults);
 }

@@ -3,6 +3,9 @@
 //                                                 each params struct's fields (schedules/cpu/,
 //                                                 schedules/gpu/) with the family's default and the
 //                                                 choices the struct declares, as JSON;
+//   posattn_search_space --versions               prints {family: {kind: version}}: each struct's
+//                                                 fields_version() (schedules/params.h), which
+//                                                 tuned records carry;
 //   posattn_search_space --check FAMILY KIND P    prints why params P (name:value,...) break the
 //                                                 struct's constraints (exit status 1), nothing when
 //                                                 they hold: the same check a build makes.
@@ -77,8 +80,9 @@ int main(int argc, char **argv) {
         if (!why.empty()) std::cout << why << "\n";
         return why.empty() ? 0 : 1;
     }
-    if (argc != 1) {
-        std::cerr << "usage: posattn_search_space [--check FAMILY KIND name:value,...]\n";
+    const bool versions = argc == 2 && std::string(argv[1]) == "--versions";
+    if (argc != 1 && !versions) {
+        std::cerr << "usage: posattn_search_space [--versions | --check FAMILY KIND name:value,...]\n";
         return 2;
     }
     std::string json, family_open;
@@ -90,7 +94,7 @@ int main(int argc, char **argv) {
         } else {
             json += ", ";
         }
-        json += "\"" + kind + "\": " + space(defaults);
+        json += "\"" + kind + "\": " + (versions ? "\"" + fields_version(defaults) + "\"" : space(defaults));
     });
     std::cout << json << "}}\n";
 }

@@ -47,7 +47,8 @@ def test_every_schedule_declares_a_search_space(tune):
                 # (0 only where a field declares it a choice: the encodings' whole rows, tile_rows)
                 assert f["choices"] and min(f["choices"]) >= 0 and (f["default"] > 0 or f["default"] in f["choices"]), (family, kind, f)
                 assert min(f["choices"]) > 0 or f["name"] == "tile_rows", (family, kind, f)
-    assert {k["generator"] for k in manifest()} <= set(tune.SCHEDULE_KIND)
+    import spaces as tuner_spaces  # (tune/spaces.py: the schedule each generator takes)
+    assert {k["generator"] for k in manifest()} <= set(tuner_spaces.SCHEDULE_KIND)
 
 
 def test_candidate_with_other_params_loads_and_matches_reference(tune, measure, tmp_path, rng):
@@ -392,3 +393,55 @@ def test_a_batch_depends_on_the_seed_and_the_best_before_it(tune):
     assert space.defaults() not in first[0] + first[1]
     other = dict(space.defaults(), tile_vectors=1)
     assert proposals(other)[0] == first[0] and proposals(other)[1] != first[1]  # mutations of the best
+
+
+def test_the_report_shows_summaries_of_the_current_schedule_version_only(tune, tmp_path):
+    """Summaries made for another schedule version, or before records had one, are not results: the
+    report lists them apart, unless a current one of the same kernel, model and level supersedes them."""
+    import report
+    current = tune.schedule_version("posattn_linear_f32", "x86")
+    linear = dict(kernel="posattn_linear_f32", target="x86-64-linux-avx512_skylake", machine="CPU A, 2 cores, 2 threads",
+                  best=True, ratio_to_default=0.9)
+    rope = dict(linear, kernel="posattn_rope_f32")
+    lines = [dict(linear, date="old"), dict(linear, date="new", schedule_version=current),
+             dict(linear, date="stale", schedule_version="1.0000000000000000"), dict(rope, date="rope"),
+             dict(linear, target="x86-64-linux-avx2-fma-f16c-sse41", schedule_version=current, date="avx2")]
+    (tmp_path / "x86.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    rows, stale = report.summaries(tmp_path / "x86.jsonl")
+    assert {k: r["date"] for k, r in rows.items()} == {("posattn_linear_f32", "CPU A", "avx512"): "new"}
+    assert {k: r["date"] for k, r in stale.items()} == {("posattn_rope_f32", "CPU A", "avx512"): "rope",
+                                                         ("posattn_linear_f32", "CPU A", "avx2"): "avx2"}
+
+
+def test_tpe_search_proposes_the_same_candidates_from_the_same_seed_and_results(tune):
+    """Optuna's TPE over a declared space: only candidates that meet the constraints, none twice,
+    and the same ones for the same seed and told results (a run resumed, or on a cluster); other
+    results steer it elsewhere once its random samples are spent."""
+    space = tune.Space(spaces()["x86"]["attention"], tune.constraints("x86", "attention"))
+
+    def proposals(ratio_of):
+        search, tried = tune.TpeSearch(space, 3, [], random=4), []
+        for _ in range(3):
+            batch = search.propose(4, None)
+            for params in batch:
+                search.tell(params, dict(ratio_to_default=ratio_of(params)) if ratio_of(params) else {})
+            tried += batch
+        return tried
+    by_tile = proposals(lambda p: p["query_tile"] / 32 if p["key_block"] != 64 else None)
+    assert by_tile == proposals(lambda p: p["query_tile"] / 32 if p["key_block"] != 64 else None)
+    assert len({tune.text(p) for p in by_tile}) == 12 and space.defaults() not in by_tile
+    assert all(space.why_invalid(p) == "" for p in by_tile)
+    by_block = proposals(lambda p: 512 / p["key_block"])
+    assert by_block[:4] == by_tile[:4] and by_block[4:] != by_tile[4:]
+
+
+def test_strategy_comparison_reads_best_so_far_from_the_runs_records():
+    sys.path.insert(0, str(ROOT / "tune"))
+    import compare
+    records = [dict(kernel="k", strategy="tpe", seed=s, trial=t, **({"ratio_to_default": r} if r else {}))
+               for s, ratios in ((1, [1.2, 0.8, None, 0.9]), (2, [0.5, 1.0, 1.0, 0.4])) for t, r in enumerate(ratios, 1)]
+    records += [dict(kernel="k", strategy="tpe", seed=1, best=True, ratio_to_default=0.85),
+                dict(kernel="k", strategy="tpe", seed=2, best=True, ratio_to_default=0.5)]
+    assert compare.best_so_far([1.2, 0.8, None, 0.9]) == [1.0, 1.25, 1.25, 1.25]
+    curve, remeasured = compare.medians(compare.runs(records), "k", "tpe")
+    assert curve == [1.5, (1.25 + 2) / 2, (1.25 + 2) / 2, (1.25 + 2.5) / 2] and remeasured == (1 / 0.85 + 2) / 2

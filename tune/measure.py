@@ -109,9 +109,10 @@ def schedule_of(function, device, candidate):
     return candidate
 
 
-def measure_candidates(function, bench_obj, device, candidates, repeats, max_error=None):
+def measure_candidates(function, bench_obj, device, candidates, repeats, max_error=None, call_limit=None):
     """Per candidate: dict(error, ms, noise), or dict(invalid=why), e.g. an error over max_error
-    (such a candidate is not timed); repeats 0: checked only, dict(error)."""
+    (such a candidate is not timed); repeats 0: checked only, dict(error). A candidate whose first
+    call takes over call_limit seconds is timed by that call alone: dict(error, over_limit_ms)."""
     results, names = [], []
     for candidate in candidates:
         try:
@@ -126,9 +127,14 @@ def measure_candidates(function, bench_obj, device, candidates, repeats, max_err
             names.append(None)
     valid = [(r, n, []) for r, n in zip(results, names) if n and repeats]
     with bench.resident(device):  # on a GPU, the kernel's time: operands already on the device
-        for _, name, _ in valid:  # warm-up
+        for result, name, _ in list(valid):  # warm-up
             for r in range(2):
+                start = time.perf_counter()
                 bench_obj.run(r, bench.on(name, device))
+                if call_limit and time.perf_counter() - start > call_limit:
+                    result["over_limit_ms"] = (time.perf_counter() - start) * 1e3
+                    valid = [v for v in valid if v[1] != name]
+                    break
         for r in range(repeats):  # interleaved: every candidate sees the same minute
             for _, name, times in valid:
                 start = time.perf_counter()

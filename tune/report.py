@@ -1,13 +1,16 @@
-"""The tuning results as a Markdown table and two PNG plots, from schedules/tuned/<family>.jsonl
-(tune/tune.py's records; per kernel and CPU model the latest summary, which builds take where it
-beat the defaults):
+"""The tuning results as a Markdown table and PNG plots, from schedules/tuned/<family>.jsonl
+(tune/tune.py's records), measured truth only: per kernel, CPU model and ISA level the latest
+summary made for the kernel's current schedule version (a tuning run's best, re-measured beside the
+defaults, or tune.py --remeasure's: the params, the defaults and the autoschedulers in one run,
+alternated call by call); the summaries of other versions, which builds no longer take, are listed
+under the table, not shown as results.
 
     .venv/bin/python tune/report.py            # prints the table, writes tune/plots/*.png
 
 - tuned_vs_baselines.png: each kernel's build (tuned, or the defaults) and each autoscheduler, as
-  speed-ups over the default schedule (an autoscheduler's from the latest run that compiled them);
-- best_vs_trials.png: the best time so far against the trials tried, per kernel, relative to the
-  default schedule.
+  speed-ups over the default schedule of the same run;
+- best_vs_trials.png: where current summaries come from tuning runs, the best so far against the
+  trials tried (each trial measured beside the defaults), per kernel.
 """
 import argparse
 import json
@@ -18,7 +21,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+from spaces import ROOT, version_of  # noqa: E402
+
 SCHEDULERS = ("Adams2019", "Mullapudi2016", "Li2018")
 APPLIED_BELOW = 0.97  # a record is built only if it beat the defaults by more than 3% (cmake/tuned_records.cmake)
 
@@ -26,6 +30,11 @@ APPLIED_BELOW = 0.97  # a record is built only if it beat the defaults by more t
 def model(record):
     """The CPU model of a record's machine, which the build matches (cmake/tuned_records.cmake)."""
     return record["machine"].split(",")[0]
+
+
+def level(record):
+    """A record's x86 ISA level, as the build groups records (cmake/tuned_records.cmake)."""
+    return next((name for name in ("avx512", "avx2", "sse41") if name in record["target"]), record["target"])
 
 
 def applied(summaries):
@@ -36,27 +45,91 @@ def applied(summaries):
     return latest if latest["ratio_to_default"] < APPLIED_BELOW else None
 
 
-def ran_autoschedulers(record):
-    return any(s in record["baselines"] for s in SCHEDULERS)
-
-
-def summaries(family):
-    """Per (kernel, machine model): the latest summary (a build uses its own CPU model's records,
-    applied()), and the latest summary that ran the autoschedulers (None if none did)."""
-    by_model = {}
-    for line in (ROOT / "schedules" / "tuned" / f"{family}.jsonl").read_text().splitlines():
+def summaries(path):
+    """Per (kernel, machine model, ISA level): the latest summary of the kernel's current schedule
+    version in the records file `path` (a build uses its own CPU model's, applied()); and the latest
+    summaries of other versions where no current one exists (builds do not take them)."""
+    current, stale = {}, {}
+    for line in path.read_text().splitlines():
         record = json.loads(line)
         if record.get("best"):
-            by_model.setdefault((record["kernel"], model(record)), []).append(record)
-    return {key: (records[-1], next((r for r in reversed(records) if ran_autoschedulers(r)), None))
-            for key, records in by_model.items()}
+            key = (record["kernel"], model(record), level(record))
+            (current if record.get("schedule_version") == version_of(record) else stale)[key] = record
+    return current, {key: r for key, r in stale.items() if key not in current}
 
 
 def baseline_text(b):
-    """An autoscheduler's time; 'failed' (it did not compile or was wrong), or 'not run' (--no-baselines)."""
+    """An autoscheduler's time; 'failed' (it did not compile, was wrong, or ran too long), or
+    'not run' (--no-baselines)."""
     if b is None:
         return "not run"
     return f"{b['ms']:.2f}" if "ms" in b else "failed"
+
+
+def speedups(r):
+    """Over the defaults of the record's own run: the build's (the defaults where it takes no
+    record) and each autoscheduler's that ran."""
+    baselines = r["baselines"]
+    found = {"build": 1 / r["ratio_to_default"] if applied([r]) else 1.0}
+    found.update({s: baselines["default"]["ms"] / baselines[s]["ms"] for s in SCHEDULERS if "ms" in baselines.get(s, {})})
+    return found
+
+
+def table(rows):
+    lines = ["| kernel (shape class) | machine | ISA level | measured | trials | default ms | tuned ms | tuned vs default | "
+             "in builds for its model | " + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | build vs best autoscheduler | params |",
+             "|" + "---|" * (11 + len(SCHEDULERS))]
+    for (kernel, machine, isa), r in sorted(rows.items()):
+        default = r["baselines"]["default"]["ms"]
+        found = speedups(r)
+        autos = [found[s] for s in SCHEDULERS if s in found]
+        versus = f"{found['build'] / max(autos):.2f}x" if autos else "-"
+        how = f"{r['date']} (re-measured; tuned {r['remeasured']})" if r.get("remeasured") else r["date"]
+        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
+        lines.append(f"| {kernel} ({r['shape_class']}) | {machine} | {isa} | {how} | {r['trials']} | {default:.2f} | "
+                     f"{r['ms']:.2f} | {default / r['ms']:.2f}x | {'tuned' if applied([r]) else 'defaults'} | "
+                     + " | ".join(baseline_text(r["baselines"].get(s)) for s in SCHEDULERS) + f" | {versus} | {params} |")
+    return lines
+
+
+def plot_speedups(rows, path):
+    names = sorted(rows)
+    fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(names)))
+    series = ["build", *SCHEDULERS]
+    height = 0.8 / len(series)
+    for k, label in enumerate(series):
+        values = [(i, speedups(rows[n]).get(label)) for i, n in enumerate(names)]
+        values = [(i, v) for i, v in values if v]
+        ax.barh([i + k * height for i, _ in values], [v for _, v in values], height, label=label)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], [" ".join(n) for n in names])
+    ax.set_xscale("log")
+    ax.set_xlabel("speed-up over the default schedule, same run (log)")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+
+
+def plot_histories(rows, path):
+    """One panel per CPU model, its legend beside it; only tuning runs have a history."""
+    runs = {n: r for n, r in rows.items() if r.get("history")}
+    path.unlink(missing_ok=True)
+    if not runs:
+        return
+    models = sorted({m for _, m, _ in runs})
+    fig, axes = plt.subplots(len(models), 1, figsize=(11, 0.5 + 4.5 * len(models)), squeeze=False)
+    for ax, m in zip(axes[:, 0], models):
+        for n, r in sorted(runs.items()):
+            if n[1] == m:
+                default = r["baselines"]["default"]["ms"]
+                ax.step([h["trial"] for h in r["history"]], [default / h["best_ms"] for h in r["history"]],
+                        where="post", label=f"{n[0]} ({n[2]})")
+        ax.set_title(m)
+        ax.set_xlabel("trials")
+        ax.set_ylabel("best so far: speed-up over the defaults")
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
 
 
 def main():
@@ -64,61 +137,15 @@ def main():
     parser.add_argument("--family", default="x86")
     parser.add_argument("--plots", type=pathlib.Path, default=ROOT / "tune" / "plots")
     args = parser.parse_args()
-    rows = summaries(args.family)
-
-    def speedups(r, b):
-        """Over the defaults of each one's own run (a run times everything against them): the
-        build's (the defaults where it takes no record) and each autoscheduler's that compiled."""
-        baselines = (b or r)["baselines"]
-        found = {"build": 1 / r["ratio_to_default"] if applied([r]) else 1.0}
-        found.update({s: baselines["default"]["ms"] / baselines[s]["ms"] for s in SCHEDULERS if "ms" in baselines.get(s, {})})
-        return found
-
-    print("| kernel (shape class) | machine | trials | default ms | best found ms | best vs default | in builds for its model | "
-          + " | ".join(f"{s} ms" for s in SCHEDULERS) + " | build vs best autoscheduler | best params |")
-    print("|" + "---|" * (9 + len(SCHEDULERS)))
-    for (kernel, _), (r, b) in sorted(rows.items()):
-        default = r["baselines"]["default"]["ms"]
-        found = speedups(r, b)
-        autos = [found[s] for s in SCHEDULERS if s in found]
-        versus = f"{found['build'] / max(autos):.2f}x" if autos else "-"
-        params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-        print(f"| {kernel} ({r['shape_class']}) | {model(r)} | {r['trials']} | {default:.2f} | {r['ms']:.2f} | "
-              f"{default / r['ms']:.2f}x | {'tuned' if applied([r]) else 'defaults'} | "
-              + " | ".join(baseline_text((b or r)["baselines"].get(s)) for s in SCHEDULERS)
-              + f" | {versus} | {params} |")
-
+    rows, stale = summaries(ROOT / "schedules" / "tuned" / f"{args.family}.jsonl")
+    print("\n".join(table(rows)))
+    if stale:
+        print("\nNot shown: summaries made for another schedule version (or before records had one), which builds "
+              "no longer take until re-measured: "
+              + "; ".join(f"{k} ({m}, {isa}, {r['date']})" for (k, m, isa), r in sorted(stale.items())) + ".")
     args.plots.mkdir(parents=True, exist_ok=True)
-    names = sorted(rows)
-    labels = {n: f"{n[0]} ({n[1]})" for n in names}
-    fig, ax = plt.subplots(figsize=(10, 0.5 + 0.45 * len(names)))
-    series = ["build", *SCHEDULERS]
-    height = 0.8 / len(series)
-    for k, label in enumerate(series):
-        values = [(i, speedups(*rows[n]).get(label)) for i, n in enumerate(names)]
-        values = [(i, v) for i, v in values if v]
-        ax.barh([i + k * height for i, _ in values], [v for _, v in values], height, label=label)
-    ax.axvline(1.0, color="black", linewidth=0.8)
-    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(names))], [labels[n] for n in names])
-    ax.set_xscale("log")
-    ax.set_xlabel("speed-up over the default schedule (log)")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    fig.savefig(args.plots / "tuned_vs_baselines.png", dpi=100)
-
-    # One panel per CPU model, its legend beside it.
-    models = sorted({m for _, m in names})
-    fig, axes = plt.subplots(len(models), 1, figsize=(11, 0.5 + 4.5 * len(models)), squeeze=False)
-    for ax, m in zip(axes[:, 0], models):
-        for n in (n for n in names if n[1] == m):
-            history, default = rows[n][0]["history"], rows[n][0]["baselines"]["default"]["ms"]
-            ax.step([h["trial"] for h in history], [default / h["best_ms"] for h in history], where="post", label=n[0])
-        ax.set_title(m)
-        ax.set_xlabel("trials")
-        ax.set_ylabel("best so far: speed-up over the defaults")
-        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.01, 0.5))
-    fig.tight_layout()
-    fig.savefig(args.plots / "best_vs_trials.png", dpi=100)
+    plot_speedups(rows, args.plots / "tuned_vs_baselines.png")
+    plot_histories(rows, args.plots / "best_vs_trials.png")
 
 
 if __name__ == "__main__":

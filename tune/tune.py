@@ -6,19 +6,21 @@ which the AOT build reads (the best record per kernel and shape class; defaults 
 
 The search space is the schedule's own declaration (each params field's choices in
 schedules/cpu/*.h, printed by build/posattn_search_space, which also checks the constraints between
-them). Candidates: the defaults first, then the params the build takes for the kernel's siblings
-(the other kernels of its generator, tuned on this target and machine), then random samples, then
-mutations of the best so far (one or two fields moved to a neighbouring choice), each drawn again
-until it meets the constraints; the same seed and records give the same candidates. Each
-candidate is compiled by the project's generator into a shared library, then measured by
-tune/measure.py's measure(): loaded into the runtime (posattn.load_kernel), checked against the
-float64 reference on the benchmark's small odd-sized inputs (a candidate that does not compile or
-is wrong is recorded as invalid, with the reason), and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class)
-interleaved with the incumbent, call by call, so that a candidate's time is its ratio to the
-incumbent in the same minute times the incumbent's time (this machine's throughput drifts); a
-candidate that beats the incumbent is timed against the defaults too, and replaces it only if
-that agrees. The noise reported is the spread (interquartile range / median) of the candidate's
-repeats.
+them). Candidates come in batches (--batch): first the kernel's earlier best on this machine and the
+params the build takes for its siblings (the other kernels of its generator, tuned on this target
+and machine), then random samples, then mutations of the best so far (one or two fields moved to a
+neighbouring choice), each drawn again until it meets the constraints; a batch depends only on the
+seed and the best before it, so one seed, batch size and records give the same candidates in
+this process or on a cluster. Each candidate is compiled by the project's generator into a shared
+library, then measured by tune/measure.py's measure(): loaded into the runtime
+(posattn.load_kernel), checked against the float64 reference on the benchmark's small odd-sized
+inputs (a candidate that does not compile or is wrong is recorded as invalid, with the reason),
+and timed on the benchmark's inputs (bench/bench.py: its shape is the shape class) interleaved with
+the defaults, call by call, so that its time is its ratio to the defaults in the same minute (this
+machine's throughput drifts). The noise reported is the spread (interquartile range / median) of
+the candidate's repeats. The best is re-measured beside the defaults three times at the end.
+Every record is appended as soon as it is made, with the run it belongs to: a stopped run, started
+again with the same settings, goes on from its records.
 
 Where the timings are taken: this machine's CPU, in this process, by default. Any other target
 (ARM: --target arm-64-linux; a GPU API: --device cuda|opencl|vulkan) is measured through
@@ -30,6 +32,9 @@ a runner for a board or a GPU host copies the libraries there (same paths) and r
 with that machine's build (docs/autotuning.md). Records go to schedules/tuned/<family>.jsonl
 (x86, arm, cuda, opencl, vulkan), which the build reads per family. measure.py refuses to time
 under user-mode emulation (ARM under qemu), and without a runner only this machine's CPU is tuned.
+--cluster ADDRESS spreads the runs over a Ray cluster instead (tune/cluster.py): each batch's
+candidates compiled on any worker and measured on the machines that offer the run's target, one
+measurement at a time per machine.
 """
 import argparse
 import datetime
@@ -54,16 +59,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = ROOT / os.environ.get("POSATTN_BUILD", "build")
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tune"))
-sys.path.insert(0, str(ROOT / "cmake"))
-import manifest as kernels_json  # noqa: E402  (cmake/manifest.py: a kernel per storage dtype)
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
-from measure import RunnerError, benches_of, first_line, machine, measure_candidates, pair_outcome  # noqa: E402
+from measure import RunnerError, benches_of, cpu_model, first_line, machine, measure_candidates, pair_outcome  # noqa: E402
 from report import applied  # noqa: E402  (the records a build takes)
+from spaces import family_of, manifest, schedule_kind, schedule_version, search_space  # noqa: E402
 
-# Which schedule (schedules/<family>/<kind>.h) each generator uses.
-SCHEDULE_KIND = {"sinusoidal": "encoding", "learned": "encoding", "simple_encoding": "encoding",
-                 "complex_order": "encoding", "alibi_bias": "encoding", "rope": "rope",
-                 "floater_step": "floater", "linear": "linear", "attention": "attention"}
 FEATURES = "user_context-large_buffers-no_runtime"
 # The build's GPU targets (CMakeLists.txt, POSATTN_GPU_TARGET_<api>); CUDA's lowest capability,
 # which runs on every newer GPU too (another: --target).
@@ -95,16 +95,6 @@ def host_target(function=None):
     if {"avx2", "fma"} <= flags:
         return "x86-64-linux-avx2-fma-f16c-sse41"
     return "x86-64-linux-sse41"
-
-
-def manifest():
-    return {k["function"]: k for k in kernels_json.kernels()}
-
-
-def search_space(family, kind):
-    spaces = json.loads(subprocess.run([str(BUILD / "posattn_search_space")], check=True, capture_output=True,
-                                       text=True).stdout)
-    return spaces[family][kind]
 
 
 def constraints(family, kind):
@@ -326,6 +316,65 @@ class LocalSearch:
             batch.append(params)
         return batch  # (shorter than asked where the space runs out)
 
+    def tell(self, params, record):
+        """(The best so far is all this search learns from a trial.)"""
+
+
+class TpeSearch:
+    """Optuna's TPE sampler over the same space (each field a categorical choice): the same starts
+    first, then `random` samples of its own, then its model's proposals. Proposals that break the
+    constraints are told back at once as a loss of PENALTY, and ones measured before with their
+    value, without spending a trial; each trial's log time ratio (PENALTY where invalid) is told in
+    trial order, so the same seed, batch size and results give the same candidates."""
+    name = "tpe"
+    PENALTY = 10.0
+
+    def __init__(self, space, seed, starts, random):
+        import optuna  # (only for this strategy)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.optuna, self.space, self.starts = optuna, space, list(starts)
+        self.study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed, n_startup_trials=random))
+        self.dists = {name: optuna.distributions.CategoricalDistribution(choices)
+                      for name, (_, choices) in space.fields.items()}
+        self.values, self.asked = {}, {}  # text(params) -> log ratio; -> its study trial
+        self.tell(space.defaults(), dict(ratio_to_default=1.0))
+
+    def propose(self, count, best):
+        batch = []
+        for _ in range(Space.DRAWS):
+            if len(batch) == count:
+                break
+            if self.starts:
+                params = self.starts.pop(0)
+            else:
+                trial = self.study.ask(self.dists)
+                params = {name: int(trial.params[name]) for name in self.space.fields}
+                if text(params) in self.values:
+                    self.study.tell(trial, self.values[text(params)])
+                    continue
+                if self.space.why_invalid(params):
+                    self.study.tell(trial, float(np.log(self.PENALTY)))
+                    continue
+                if text(params) in self.asked:  # proposed again in this batch: told once measured
+                    self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
+                    continue
+                self.asked[text(params)] = trial
+            if text(params) not in self.values:
+                batch.append(params)
+        return batch
+
+    def tell(self, params, record):
+        value = float(np.log(record.get("ratio_to_default", self.PENALTY)))
+        self.values[text(params)] = value
+        trial = self.asked.pop(text(params), None)
+        if trial is not None:
+            self.study.tell(trial, value)
+        elif all(params[name] in d.choices for name, d in self.dists.items()):  # a start the model may learn from
+            self.study.add_trial(self.optuna.trial.create_trial(params=params, distributions=self.dists, value=value))
+
+
+STRATEGIES = {s.name: s for s in (LocalSearch, TpeSearch)}
+
 
 class Records:
     """A records file: JSON lines, appended whole, never rewritten. A line cut short (a run killed
@@ -382,25 +431,6 @@ class Progress:
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {tried}/{self.trials} tried, best "
                          f"{1 / best_ratio:.2f}x the defaults, {left:.0f} s left {note[:40]:<40}")
         sys.stderr.flush()
-
-
-def schedule_kind(entry):
-    """The search space of a manifest entry: its generator's schedule, for its shape class if it has
-    one ("attention_decode": schedules/attention.h), or in tiles of rows if it is compiled with them
-    ("encoding_tiled": schedules/encodings.h row_tiles)."""
-    shape_class = [p.split("=", 1)[1] for p in entry["params"] if p.startswith("shape_class=")]
-    tiled = ["tiled"] if "row_tiles=true" in entry["params"] else []
-    return "_".join([SCHEDULE_KIND[entry["generator"]], *shape_class, *tiled])
-
-
-def family_of(target, device):
-    """The records file and search space of a tuning run: x86, arm, or a GPU API (Vulkan's
-    defaults differ: its attention tile)."""
-    if device != "cpu":
-        return device, "vulkan" if device == "vulkan" else "gpu"
-    if target.startswith("arm-64"):
-        return "arm", "arm"
-    return "x86", "x86" if "avx512" in target else "x86_avx2"  # AVX2 and below: the AVX2 defaults
 
 
 def search_setting(function, args):
@@ -486,18 +516,20 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
     # A candidate summing in another order (other block sizes) may be a few times further from
     # float64 than the defaults (Shaw with 512-key blocks: 2.0x); a wrong one is orders of magnitude off.
     default_ms, max_error = measured["ms"], max(8 * measured["error"], 1e-5)
+    version = schedule_version(function, space_family)
     settings = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name, seed=args.seed,
-                    random=args.random, batch=args.batch, strategy=LocalSearch.name)
+                    random=args.random, batch=args.batch, strategy=args.strategy, schedule_version=version)
     run, earlier, done = records.run_of(settings)
     common = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name,
-                  halide=importlib.metadata.version("halide"), machine=where["machine"], runner=args.runner,
-                  cluster=args.cluster, run=run, date=datetime.date.today().isoformat(), seed=args.seed)
+                  schedule_version=version, halide=importlib.metadata.version("halide"), machine=where["machine"],
+                  runner=args.runner, cluster=args.cluster, run=run, strategy=args.strategy, date=datetime.date.today().isoformat(),
+                  seed=args.seed)
     # Tuning goes on from the records: the kernel's earlier best here, then what won for its siblings.
     previous = [r for r in earlier if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
                 (function, target, bench_obj.name, where["machine"])]
     starts = [space.of(min(previous, key=lambda r: r["ratio_to_default"])["params"])] if previous else []
     starts += [p for p in sibling_starts(earlier, function, target, where["machine"], space) if p not in starts]
-    strategy = LocalSearch(space, args.seed, [p for p in starts if not space.why_invalid(p)], args.random)
+    strategy = STRATEGIES[args.strategy](space, args.seed, [p for p in starts if not space.why_invalid(p)], args.random)
     baselines = dict(default=dict(ms=default_ms, noise=measured["noise"]),
                      **baselines_of(executor, default, default_ms, space_family, args))
 
@@ -521,6 +553,7 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
                 else:
                     record = dict(common, trial=n, params=params, **trial_record(outcomes[n], default_ms))
                     append(record)
+                strategy.tell(params, record)
                 if record.get("ratio_to_default", 1.0) < best["ratio"]:
                     best = dict(params=params, ratio=record["ratio_to_default"])
                 history.append(dict(trial=n, best_ms=default_ms * best["ratio"]))
@@ -544,6 +577,58 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
     return summary
 
 
+def remeasure(function, bench_obj, args):
+    """--remeasure: the kernel's latest summary on this CPU model (for its target and shape class),
+    its params measured again in one run beside the defaults and the autoschedulers, call by call,
+    and recorded for the current schedule version, the record's date as "remeasured". A baseline
+    whose first call takes over --baseline-call-limit seconds is timed by that call alone."""
+    target, family, space_family, space = search_setting(function, args)
+    records = Records(args.records or ROOT / "schedules" / "tuned" / f"{family}.jsonl")
+    here = [r for r in records.read() if r.get("best") and (r["kernel"], r["target"], r["shape_class"]) ==
+            (function, target, bench_obj.name) and r["machine"].split(",")[0] == cpu_model()]
+    if not here:
+        print(json.dumps(dict(kernel=function, remeasured=None, why=f"no summary on a {cpu_model()} for {target}")))
+        return
+    earlier, executor = here[-1], Local(function, target, bench_obj, args)
+    params, names, candidates, baselines = space.of(earlier["params"]), [], [], {}
+    for name, job in [("default", dict(params=space.defaults())), ("tuned", dict(params=params))] + [
+            (s, dict(autoscheduler=s, timeout=args.baseline_timeout)) for s in AUTOSCHEDULERS[space_family]]:
+        try:
+            candidates.append(executor.build(**job))
+        except RuntimeError as e:
+            if name in ("default", "tuned"):
+                raise SystemExit(f"tune: {function}'s {name} params do not compile: {first_line(e)}") from None
+            baselines[name] = dict(error=first_line(e))
+            continue
+        names.append(name)
+    where = machine()
+    results = dict(zip(names, measure_candidates(function, bench_obj, args.device, candidates, args.repeats,
+                                                 call_limit=args.baseline_call_limit)))
+    for name, r in results.items():
+        if "ms" in r:
+            baselines[name] = dict(ms=r["ms"], noise=r["noise"])
+        elif "over_limit_ms" in r:
+            baselines[name] = dict(error=f"over {args.baseline_call_limit:g} s a call ({r['over_limit_ms'] / 1e3:.0f} s)")
+        else:
+            baselines[name] = dict(error=r["invalid"])
+    if "ms" not in baselines["default"] or "ms" not in baselines["tuned"]:
+        raise SystemExit(f"tune: {function}'s defaults or tuned params failed when re-measured: {results}")
+    if results["tuned"]["error"] > max(8 * results["default"]["error"], 1e-5):
+        raise SystemExit(f"tune: {function}'s tuned params are wrong now: max error {results['tuned']['error']:.2e}")
+    tuned = baselines.pop("tuned")
+    record = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name,
+                  schedule_version=schedule_version(function, space_family), halide=importlib.metadata.version("halide"),
+                  machine=where, runner=None, cluster=None, run=f"remeasure-{earlier.get('run', earlier['date'])}",
+                  date=datetime.date.today().isoformat(), seed=earlier["seed"], params=params, ms=tuned["ms"],
+                  ratio_to_default=tuned["ms"] / baselines["default"]["ms"], best=True, remeasured=earlier["date"],
+                  baselines=baselines, trials=earlier["trials"])
+    log, append = records.appender()
+    with log:
+        append(record)
+    print(json.dumps(dict(kernel=function, ratio_to_default=round(record["ratio_to_default"], 3),
+                          baselines={k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()})))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kernels", nargs="*", help="kernels.json functions, e.g. posattn_attn_plain_f32")
@@ -565,12 +650,19 @@ def main():
     parser.add_argument("--random", type=int, default=8, help="random samples before the local search")
     parser.add_argument("--batch", type=int, default=4,
                         help="candidates proposed at a time (measured in parallel on a cluster): part of the seed's sequence")
+    parser.add_argument("--strategy", default="local", choices=sorted(STRATEGIES),
+                        help="local: random samples, then mutations of the best; tpe: Optuna's TPE sampler")
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--no-baselines", dest="baselines", action="store_false",
                         help="skip the autoscheduled baselines (a quick run)")
     parser.add_argument("--baseline-timeout", type=float, default=300.0,
                         help="seconds an autoscheduler may take to compile a baseline not in the build")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="measure each kernel's latest summary on this CPU model again, beside the defaults and the "
+                             "autoschedulers in one run, and record it for the current schedule version")
+    parser.add_argument("--baseline-call-limit", type=float, default=10.0,
+                        help="with --remeasure: seconds a baseline's call may take before it is timed by that call alone")
     parser.add_argument("--check-only", action="store_true",
                         help="compile the defaults and --random samples, check them through the runner; time and record nothing")
     args = parser.parse_args()
@@ -582,6 +674,8 @@ def main():
     for function, bench_obj in benches_of(functions, skip_unshaped=args.all):
         if args.check_only:
             right = check(function, bench_obj, args) and right
+        elif args.remeasure:
+            remeasure(function, bench_obj, args)
         else:
             tune(function, bench_obj, args)
     if not right:
