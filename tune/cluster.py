@@ -44,9 +44,14 @@ def label(target, model):
 
 
 def resources(devices=()):
-    """This machine's measuring slot and labels."""
+    """This machine's measuring slot and labels: arm-64-linux on AArch64, else each ISA level its
+    x86 kernels dispatch to here; the build's target of each GPU API given."""
+    import platform
     import tune
-    targets = {tune.host_target()} | {tune.host_target(f) for f, k in tune.manifest().items() if k.get("x86_levels")}
+    if platform.machine() == "aarch64":
+        targets = {"arm-64-linux"}
+    else:
+        targets = {tune.host_target()} | {tune.host_target(f) for f, k in tune.manifest().items() if k.get("x86_levels")}
     targets |= {tune.GPU_TARGETS[d] for d in devices}
     return {SLOT: 1, **{label(t, tune.bench.cpu_model()): 1 for t in sorted(targets)}}
 
