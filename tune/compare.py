@@ -64,7 +64,8 @@ def report(records, plot):
     found = runs(records)
     kernels = sorted({k for k, _, _ in found})
     seeds = len({seed for _, _, seed in found})
-    marks = (5, 10, 20, 40)
+    longest = max(len(t) for t, _ in found.values())
+    marks = [m for m in (5, 10, 20, 40, 80) if m <= longest]
     print(f"| kernel | strategy | seeds | " + " | ".join(f"best after {m}" for m in marks) + " | best re-measured |")
     print("|" + "---|" * (4 + len(marks)))
     fig, axes = plt.subplots(len(kernels), 1, figsize=(7, 2.6 * len(kernels)), squeeze=False)
@@ -75,10 +76,12 @@ def report(records, plot):
             curve, remeasured = medians(found, kernel, strategy)
             cells = [f"{curve[m - 1]:.3f}x" if m <= len(curve) else "-" for m in marks]
             print(f"| {kernel} | {strategy} | {seeds} | " + " | ".join(cells) + f" | {remeasured:.3f}x |")
-            ax.step(range(1, len(curve) + 1), curve, where="post", label=strategy)
+            line, = ax.step(range(1, len(curve) + 1), curve, where="post", label=f"{strategy}: as each trial measured")
+            ax.plot([len(curve)], [remeasured], marker="o", color=line.get_color(),
+                    label=f"{strategy}: its best re-measured")
         ax.set_title(kernel, fontsize=9)
         ax.set_ylabel("best so far\n(x the defaults)", fontsize=8)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=6)
     axes[-1, 0].set_xlabel(f"trials (median over {seeds} seeds)")
     fig.tight_layout()
     fig.savefig(plot, dpi=100)

@@ -59,11 +59,13 @@ def summaries(path):
 
 
 def baseline_text(b):
-    """An autoscheduler's time; 'failed' (it did not compile, was wrong, or ran too long), or
-    'not run' (--no-baselines)."""
+    """An autoscheduler's time; its call's time where that alone was timed (over tune.py's
+    --baseline-call-limit); 'failed' (it did not compile, or was wrong), or 'not run' (--no-baselines)."""
     if b is None:
         return "not run"
-    return f"{b['ms']:.2f}" if "ms" in b else "failed"
+    if "ms" in b:
+        return f"{b['ms']:.2f}"
+    return b["error"] if b["error"].startswith("over ") else "failed"  # ("over 10 s a call (79 s)")
 
 
 def speedups(r):
