@@ -49,7 +49,7 @@ endfunction ()
 # schedule_version is "<algorithm>.<fields>": the algorithm's must be posattn_algorithm_<kernel>
 # (kernels.json, set by the caller), the fields' is the generator's to check (the params struct's
 # fields and defaults); a record without one, or made for another algorithm, is not built, and the
-# configure step names its kernels. The latest, not the lowest ratio of any date: each run measures against
+# configure step names the kernels that have no other. The latest, not the lowest ratio of any date: each run measures against
 # the defaults of its day's code, and a later run supersedes an earlier one (the AMD EPYC's
 # 2026-11-30 8-lane record of learned x + PE, 0.94 then, ran 0.87-0.89x as fast as the defaults
 # once x + PE kernels got non-temporal twins, whose 32-byte stores leave lines half written).
@@ -96,12 +96,12 @@ function(posattn_read_tuned_records records machine prefix)
     endforeach ()
     list(JOIN text "," group_${kernel}_${level})
   endforeach ()
+  list(REMOVE_ITEM stale ${kernels})  # (a kernel with a record of its version is built with that)
   if (stale)
     list(REMOVE_DUPLICATES stale)
-    list(LENGTH stale count)
     list(JOIN stale ", " stale)
-    message(STATUS "posattn: ${records}: the tuned records of ${count} kernels were made for another schedule version "
-            "(or before records had one) and are not built: ${stale} (re-measure them: tune/tune.py --remeasure)")
+    message(STATUS "posattn: ${records}: records made for another schedule version (or before records had one) "
+            "are not built, and these kernels have no other: ${stale} (re-measure them: tune/tune.py --remeasure)")
   endif ()
   list(REMOVE_DUPLICATES kernels)
   foreach (kernel IN LISTS kernels)

@@ -286,6 +286,19 @@ class Local:
         pass
 
 
+def proposals(count, draw):
+    """Up to `count` candidates from draw() (None: nothing new this time), in at most Space.DRAWS
+    draws: a batch shorter than asked where the space runs out."""
+    batch = []
+    for _ in range(Space.DRAWS):
+        if len(batch) == count:
+            break
+        params = draw()
+        if params is not None:
+            batch.append(params)
+    return batch
+
+
 class LocalSearch:
     """The candidates of a run, in order: `starts` (what won for the kernel before, and for its
     siblings), then `random` samples, then mutations of the best so far; never one proposed
@@ -299,22 +312,20 @@ class LocalSearch:
         self.seen = {text(space.defaults())}
 
     def propose(self, count, best):
-        batch = []
-        for _ in range(Space.DRAWS):
-            if len(batch) == count:
-                break
-            if self.starts:
-                params = self.starts.pop(0)
-            else:
-                params = self.space.sample(self.rng) if self.proposed < self.random_until else self.space.mutate(best, self.rng)
+        return proposals(count, lambda: self._next(best))
+
+    def _next(self, best):
+        if self.starts:
+            params = self.starts.pop(0)
+        else:
+            params = self.space.sample(self.rng) if self.proposed < self.random_until else self.space.mutate(best, self.rng)
+        if text(params) in self.seen:
+            params = self.space.sample(self.rng)
             if text(params) in self.seen:
-                params = self.space.sample(self.rng)
-                if text(params) in self.seen:
-                    continue
-            self.seen.add(text(params))
-            self.proposed += 1
-            batch.append(params)
-        return batch  # (shorter than asked where the space runs out)
+                return None
+        self.seen.add(text(params))
+        self.proposed += 1
+        return params
 
     def tell(self, params, record):
         """(The best so far is all this search learns from a trial.)"""
@@ -340,28 +351,24 @@ class TpeSearch:
         self.tell(space.defaults(), dict(ratio_to_default=1.0))
 
     def propose(self, count, best):
-        batch = []
-        for _ in range(Space.DRAWS):
-            if len(batch) == count:
-                break
-            if self.starts:
-                params = self.starts.pop(0)
-            else:
-                trial = self.study.ask(self.dists)
-                params = {name: int(trial.params[name]) for name in self.space.fields}
-                if text(params) in self.values:
-                    self.study.tell(trial, self.values[text(params)])
-                    continue
-                if self.space.why_invalid(params):
-                    self.study.tell(trial, float(np.log(self.PENALTY)))
-                    continue
-                if text(params) in self.asked:  # proposed again in this batch: told once measured
-                    self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
-                    continue
-                self.asked[text(params)] = trial
-            if text(params) not in self.values:
-                batch.append(params)
-        return batch
+        return proposals(count, self._next)
+
+    def _next(self):
+        if self.starts:
+            params = self.starts.pop(0)
+            return None if text(params) in self.values else params
+        trial = self.study.ask(self.dists)
+        params = {name: int(trial.params[name]) for name in self.space.fields}
+        if text(params) in self.values:
+            self.study.tell(trial, self.values[text(params)])
+        elif self.space.why_invalid(params):
+            self.study.tell(trial, float(np.log(self.PENALTY)))
+        elif text(params) in self.asked:  # proposed again in this batch: told once measured
+            self.study.tell(trial, state=self.optuna.trial.TrialState.FAIL)
+        else:
+            self.asked[text(params)] = trial
+            return params
+        return None
 
     def tell(self, params, record):
         value = float(np.log(record.get("ratio_to_default", self.PENALTY)))
@@ -502,6 +509,27 @@ def tune(function, bench_obj, args):
                                      for k, v in summary["baselines"].items()})))
 
 
+def starts_from(earlier, function, target, shape_class, machine, space):
+    """Tuning goes on from the records: the kernel's earlier best on this machine, then what won
+    for its siblings; those that meet the constraints."""
+    previous = [r for r in earlier if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
+                (function, target, shape_class, machine)]
+    starts = [space.of(min(previous, key=lambda r: r["ratio_to_default"])["params"])] if previous else []
+    starts += [p for p in sibling_starts(earlier, function, target, machine, space) if p not in starts]
+    return [p for p in starts if not space.why_invalid(p)]
+
+
+def remeasured_ratio(function, executor, default, candidate):
+    """The best, compiled again, measured beside the defaults three times: the median ratio."""
+    try:
+        ratios = [pair_outcome(*executor.measure([default, candidate])[1]).get("ratio") for _ in range(3)]
+    except RunnerError as e:
+        raise SystemExit(f"tune: re-measuring {function}'s best failed ({e}); its trials are recorded") from None
+    if None in ratios:
+        raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
+    return statistics.median(ratios)
+
+
 def search(function, bench_obj, args, target, space, space_family, records, executor):
     """One kernel's run: the defaults measured, the baselines, the trials in batches (each
     candidate measured beside the defaults), the best re-measured; every record appended as soon
@@ -524,12 +552,8 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
                   schedule_version=version, halide=importlib.metadata.version("halide"), machine=where["machine"],
                   runner=args.runner, cluster=args.cluster, run=run, strategy=args.strategy, date=datetime.date.today().isoformat(),
                   seed=args.seed)
-    # Tuning goes on from the records: the kernel's earlier best here, then what won for its siblings.
-    previous = [r for r in earlier if r.get("best") and (r["kernel"], r["target"], r["shape_class"], r["machine"]) ==
-                (function, target, bench_obj.name, where["machine"])]
-    starts = [space.of(min(previous, key=lambda r: r["ratio_to_default"])["params"])] if previous else []
-    starts += [p for p in sibling_starts(earlier, function, target, where["machine"], space) if p not in starts]
-    strategy = STRATEGIES[args.strategy](space, args.seed, [p for p in starts if not space.why_invalid(p)], args.random)
+    starts = starts_from(earlier, function, target, bench_obj.name, where["machine"], space)
+    strategy = STRATEGIES[args.strategy](space, args.seed, starts, args.random)
     baselines = dict(default=dict(ms=default_ms, noise=measured["noise"]),
                      **baselines_of(executor, default, default_ms, space_family, args))
 
@@ -561,16 +585,8 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
             progress.show(tried, best["ratio"])
         sys.stderr.write("\n")
 
-        # The best, compiled again, is re-measured beside the defaults three times; the median ratio
-        # is what is recorded.
         candidate = executor.build(best["params"]) if best["params"] != space.defaults() else default
-        try:
-            ratios = [pair_outcome(*executor.measure([default, candidate])[1]).get("ratio") for _ in range(3)]
-        except RunnerError as e:
-            raise SystemExit(f"tune: re-measuring {function}'s best failed ({e}); its trials are recorded") from None
-        if None in ratios:
-            raise SystemExit(f"tune: the best candidate of {function} failed when re-measured; its trials are recorded")
-        ratio = statistics.median(ratios)
+        ratio = remeasured_ratio(function, executor, default, candidate)
         summary = dict(common, params=best["params"], ms=default_ms * ratio, ratio_to_default=ratio, best=True,
                        baselines=baselines, history=history, trials=tried)
         append(summary)
