@@ -182,3 +182,15 @@ def test_a_stopped_driver_resumes_from_its_records(cluster, in_process, tmp_path
     assert records.read_text().startswith(before[:before.rfind("\n") + 1])  # appended to, never rewritten
     check_complete(resumed, in_process)
     assert len({t["run"] for t in trials(resumed, KERNELS[0])}) == 1
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--target", "x86-64-linux-sse41"), "no node of the cluster measures x86-64-linux-sse41: start one"),
+    (("--machine", "Nonesuch CPU"), "on a Nonesuch CPU (offered: ['posattn-target:"),
+    (("--runner", "tune/runners/local.sh"), "--cluster and --runner are two ways to measure elsewhere"),
+])
+def test_a_cluster_run_names_what_no_node_offers(cluster, tmp_path, extra, message):
+    run = subprocess.run(tune_command(tmp_path / "x86.jsonl", "--cluster", cluster, *extra), capture_output=True,
+                         text=True, env=ENV, cwd=ROOT, timeout=300)
+    assert run.returncode != 0 and message in run.stderr, run.stderr[-2000:]
+    assert not (tmp_path / "x86.jsonl").exists()
