@@ -10,8 +10,8 @@ checked against the float64 reference on the benchmark's small odd-sized inputs 
 --max-error: invalid, not timed), then the valid ones are
 timed on the benchmark's inputs (bench/bench.py: its shape is the shape class; on cuda and opencl
 already in device buffers, so that the time is the kernel's, not the copies') interleaved, one
-call of each in turn, so that they see the same drift: the first candidate is the tuner's
-incumbent, and a candidate's time is its ratio to the incumbent's in the same run. Prints one JSON
+call of each in turn, so that they see the same drift: the first candidate is the kernel's
+defaults, and a candidate's time is its ratio to theirs in the same run. Prints one JSON
 object: the machine, and per candidate its max error and median time and noise (interquartile
 range / median) or why it is invalid.
 
