@@ -445,3 +445,27 @@ def test_strategy_comparison_reads_best_so_far_from_the_runs_records():
     assert compare.best_so_far([1.2, 0.8, None, 0.9]) == [1.0, 1.25, 1.25, 1.25]
     curve, remeasured = compare.medians(compare.runs(records), "k", "tpe")
     assert curve == [1.5, (1.25 + 2) / 2, (1.25 + 2) / 2, (1.25 + 2.5) / 2] and remeasured == (1 / 0.85 + 2) / 2
+
+
+def test_remeasure_records_the_latest_summary_again_for_the_current_version(tune, tmp_path):
+    """--remeasure: this CPU model's latest summary of a kernel (here one made before records had a
+    schedule version, with a field since removed) measured again beside the defaults, appended as a
+    summary of the current version that names the original's date; other models' and kernels
+    without a summary are left alone."""
+    from measure import cpu_model
+    records = tmp_path / "x86.jsonl"
+    old = dict(kernel="posattn_integer_f32", target=tune.host_target("posattn_integer_f32"), shape_class="posattn_integer_f32",
+               machine=f"{cpu_model()}, 2 cores, 2 threads", best=True, ratio_to_default=0.5, date="2026-11-30", seed=4,
+               trials=9, params=dict(vector_width=8, rows_per_task=64, gone=3))
+    records.write_text(json.dumps(old) + "\n" + json.dumps(dict(old, machine="Other CPU, 2 cores", date="other")) + "\n")
+    run = subprocess.run([sys.executable, str(ROOT / "tune" / "tune.py"), "--remeasure", "posattn_integer_f32", "posattn_rope_f32",
+                          "--records", str(records), "--repeats", "3", "--no-baselines"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [json.loads(line) for line in records.read_text().splitlines()]
+    assert lines[:2] == [old, dict(old, machine="Other CPU, 2 cores", date="other")] and len(lines) == 3
+    new = lines[2]
+    assert new["schedule_version"] == tune.schedule_version("posattn_integer_f32", "x86") and new["remeasured"] == "2026-11-30"
+    assert new["params"] == dict(vector_width=8, rows_per_task=64) and new["best"] and (new["seed"], new["trials"]) == (4, 9)
+    assert new["ratio_to_default"] == new["ms"] / new["baselines"]["default"]["ms"] and 0.2 < new["ratio_to_default"] < 5
+    assert set(new["baselines"]) == {"default"}
+    assert '"remeasured": null' in run.stdout  # (posattn_rope_f32: no summary here)

@@ -608,7 +608,7 @@ def remeasure(function, bench_obj, args):
     earlier, executor = here[-1], Local(function, target, bench_obj, args)
     params, names, candidates, baselines = space.of(earlier["params"]), [], [], {}
     for name, job in [("default", dict(params=space.defaults())), ("tuned", dict(params=params))] + [
-            (s, dict(autoscheduler=s, timeout=args.baseline_timeout)) for s in AUTOSCHEDULERS[space_family]]:
+            (s, dict(autoscheduler=s, timeout=args.baseline_timeout)) for s in AUTOSCHEDULERS[space_family] if args.baselines]:
         try:
             candidates.append(executor.build(**job))
         except RuntimeError as e:
