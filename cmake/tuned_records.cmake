@@ -49,8 +49,9 @@ endfunction ()
 # schedule_version is "<algorithm>.<fields>": the algorithm's must be posattn_algorithm_<kernel>
 # (kernels.json, set by the caller), the fields' is the generator's to check (the params struct's
 # fields and defaults); a record without one, or made for another algorithm, is not built, and the
-# configure step names the kernels that have no other. The latest, not the lowest ratio of any date: each run measures against
-# the defaults of its day's code, and a later run supersedes an earlier one (the AMD EPYC's
+# configure step names the kernels that have no other. The latest, not the lowest ratio of any
+# date: each run measures against the defaults of its day's code, and a later run supersedes an
+# earlier one (the AMD EPYC's
 # 2026-11-30 8-lane record of learned x + PE, 0.94 then, ran 0.87-0.89x as fast as the defaults
 # once x + PE kernels got non-temporal twins, whose 32-byte stores leave lines half written).
 function(posattn_read_tuned_records records machine prefix)

@@ -118,13 +118,18 @@ def test_each_isa_level_of_a_library_takes_its_own_group_of_params(tmp_path, tar
     assert ("schedule parameter 'vector_width' is 0" in run.stderr) == refused
 
 
+@pytest.fixture(scope="module")
+def versions():
+    """Each params struct's fields version, as the build's generators compute it."""
+    return json.loads(subprocess.run([str(BUILD / "posattn_search_space"), "--versions"], check=True,
+                                     capture_output=True, text=True).stdout)
+
+
 @pytest.mark.parametrize("matches", [True, False])
-def test_a_level_takes_only_params_measured_for_its_fields(tmp_path, matches):
+def test_a_level_takes_only_params_measured_for_its_fields(tmp_path, versions, matches):
     """A group measured for other fields or defaults than its params struct's is not built: the
     defaults are, with a warning. Here the group's zero vector width, which no build may take, stops
     the compile only where its fields version is the struct's (posattn_search_space --versions)."""
-    versions = json.loads(subprocess.run([str(BUILD / "posattn_search_space"), "--versions"], check=True,
-                                         capture_output=True, text=True).stdout)
     fields = versions["x86"]["encoding"] if matches else "0123456789abcdef"
     params = f"schedule_params=isa:avx512,version:1.{fields},vector_width:0"
     run = subprocess.run([str(BUILD / "posattn_generators"), "-g", "simple_encoding", "-f", "k", "-o", str(tmp_path), "-e", "stmt",
@@ -134,11 +139,9 @@ def test_a_level_takes_only_params_measured_for_its_fields(tmp_path, matches):
     assert ("were measured for fields version 0123456789abcdef" in run.stderr) != matches
 
 
-def test_fields_versions_follow_the_defaults():
+def test_fields_versions_follow_the_defaults(versions):
     """Each struct's version hashes its fields' names and defaults: the attention defaults differ
     between the AVX-512 and AVX2 levels, the encodings' do not; the ARM family's differ."""
-    versions = json.loads(subprocess.run([str(BUILD / "posattn_search_space"), "--versions"], check=True,
-                                         capture_output=True, text=True).stdout)
     assert versions["x86"]["attention"] != versions["x86_avx2"]["attention"]
     assert versions["x86"]["encoding"] == versions["x86_avx2"]["encoding"] != versions["arm"]["encoding"]
     assert all(len(v) == 16 and int(v, 16) >= 0 for kinds in versions.values() for v in kinds.values())

@@ -131,8 +131,9 @@ def measure_candidates(function, bench_obj, device, candidates, repeats, max_err
             for r in range(2):
                 start = time.perf_counter()
                 bench_obj.run(r, bench.on(name, device))
-                if call_limit and time.perf_counter() - start > call_limit:
-                    result["over_limit_ms"] = (time.perf_counter() - start) * 1e3
+                elapsed = time.perf_counter() - start
+                if call_limit and elapsed > call_limit:
+                    result["over_limit_ms"] = elapsed * 1e3
                     valid = [v for v in valid if v[1] != name]
                     break
         for r in range(repeats):  # interleaved: every candidate sees the same minute

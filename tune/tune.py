@@ -61,7 +61,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tune"))
 import bench  # noqa: E402  (the benchmark's inputs and eager baselines)
 from measure import RunnerError, benches_of, cpu_model, first_line, machine, measure_candidates, pair_outcome  # noqa: E402
-from report import applied  # noqa: E402  (the records a build takes)
+from report import applied, model  # noqa: E402  (the records a build takes; a record's CPU model)
 from spaces import family_of, manifest, schedule_kind, schedule_version, search_space  # noqa: E402
 
 FEATURES = "user_context-large_buffers-no_runtime"
@@ -430,13 +430,13 @@ class Progress:
     def done(self, tried):
         return tried >= self.trials or time.monotonic() >= self.deadline
 
-    def show(self, tried, best_ratio, note=""):
+    def show(self, tried, best_ratio):
         left = max(0.0, self.deadline - time.monotonic())
         width = 24
         filled = int(width * min(1.0, max(tried / self.trials, (time.monotonic() - self.start)
                                           / max(1e-9, self.deadline - self.start))))
         sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {tried}/{self.trials} tried, best "
-                         f"{1 / best_ratio:.2f}x the defaults, {left:.0f} s left {note[:40]:<40}")
+                         f"{1 / best_ratio:.2f}x the defaults, {left:.0f} s left")
         sys.stderr.flush()
 
 
@@ -466,6 +466,21 @@ def check(function, bench_obj, args):
     for p, result in zip(params, results):
         print(json.dumps(dict(kernel=function, target=target, machine=where, params=p, **result)))
     return all("error" in r for r in results)
+
+
+def records_of(args, family):
+    return Records(args.records or ROOT / "schedules" / "tuned" / f"{family}.jsonl")
+
+
+def error_bound(default_error):
+    """How far from float64 a candidate may be. One summing in another order (other block sizes)
+    may be a few times further than the defaults (Shaw with 512-key blocks: 2.0x); a wrong one is
+    orders of magnitude off."""
+    return max(8 * default_error, 1e-5)
+
+
+def brief(baselines):
+    return {k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()}
 
 
 def executor_for(function, target, bench_obj, args):
@@ -498,15 +513,14 @@ def tune(function, bench_obj, args):
     if family != "x86" and not (args.runner or args.cluster):
         raise SystemExit(f"tune: {target} ({args.device}) is not timed on this machine's CPU: give --runner, a "
                          "command that runs tune/measure.py on a machine of that target, or --cluster")
-    records = Records(args.records or ROOT / "schedules" / "tuned" / f"{family}.jsonl")
+    records = records_of(args, family)
     executor = executor_for(function, target, bench_obj, args)
     try:
         summary = search(function, bench_obj, args, target, space, space_family, records, executor)
     finally:
         executor.close()
     print(json.dumps(dict(kernel=function, best=summary["params"], ratio_to_default=round(summary["ratio_to_default"], 3),
-                          baselines={k: round(v["ms"], 3) if "ms" in v else v["error"]
-                                     for k, v in summary["baselines"].items()})))
+                          baselines=brief(summary["baselines"]))))
 
 
 def starts_from(earlier, function, target, shape_class, machine, space):
@@ -541,9 +555,7 @@ def search(function, bench_obj, args, target, space, space_family, records, exec
         raise SystemExit(f"tune: {e}") from None
     if "ms" not in measured:
         raise SystemExit(f"tune: {function}'s default schedule fails on {args.device}: {measured['invalid']}")
-    # A candidate summing in another order (other block sizes) may be a few times further from
-    # float64 than the defaults (Shaw with 512-key blocks: 2.0x); a wrong one is orders of magnitude off.
-    default_ms, max_error = measured["ms"], max(8 * measured["error"], 1e-5)
+    default_ms, max_error = measured["ms"], error_bound(measured["error"])
     version = schedule_version(function, space_family)
     settings = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name, seed=args.seed,
                     random=args.random, batch=args.batch, strategy=args.strategy, schedule_version=version)
@@ -599,9 +611,9 @@ def remeasure(function, bench_obj, args):
     and recorded for the current schedule version, the record's date as "remeasured". A baseline
     whose first call takes over --baseline-call-limit seconds is timed by that call alone."""
     target, family, space_family, space = search_setting(function, args)
-    records = Records(args.records or ROOT / "schedules" / "tuned" / f"{family}.jsonl")
+    records = records_of(args, family)
     here = [r for r in records.read() if r.get("best") and (r["kernel"], r["target"], r["shape_class"]) ==
-            (function, target, bench_obj.name) and r["machine"].split(",")[0] == cpu_model()]
+            (function, target, bench_obj.name) and model(r) == cpu_model()]
     if not here:
         print(json.dumps(dict(kernel=function, remeasured=None, why=f"no summary on a {cpu_model()} for {target}")))
         return
@@ -629,7 +641,7 @@ def remeasure(function, bench_obj, args):
             baselines[name] = dict(error=r["invalid"])
     if "ms" not in baselines["default"] or "ms" not in baselines["tuned"]:
         raise SystemExit(f"tune: {function}'s defaults or tuned params failed when re-measured: {results}")
-    if results["tuned"]["error"] > max(8 * results["default"]["error"], 1e-5):
+    if results["tuned"]["error"] > error_bound(results["default"]["error"]):
         raise SystemExit(f"tune: {function}'s tuned params are wrong now: max error {results['tuned']['error']:.2e}")
     tuned = baselines.pop("tuned")
     record = dict(kernel=function, target=target, device=args.device, shape_class=bench_obj.name,
@@ -641,8 +653,7 @@ def remeasure(function, bench_obj, args):
     log, append = records.appender()
     with log:
         append(record)
-    print(json.dumps(dict(kernel=function, ratio_to_default=round(record["ratio_to_default"], 3),
-                          baselines={k: round(v["ms"], 3) if "ms" in v else v["error"] for k, v in baselines.items()})))
+    print(json.dumps(dict(kernel=function, ratio_to_default=round(record["ratio_to_default"], 3), baselines=brief(baselines))))
 
 
 def main():
